@@ -1,0 +1,41 @@
+"""FastAPI application factory. Routers are thin; domains do the work."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from grounded import __version__
+from grounded.api import errors, health
+from grounded.config import Settings
+from grounded.db import Database
+
+
+def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
+    """Build the app. With no ``database`` given, one is opened at startup and
+    closed at shutdown; startup fails (with the reason) on an un-migrated database.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = database is None
+        app.state.database = database if database is not None else Database.open(settings)
+        try:
+            yield
+        finally:
+            if owned:
+                app.state.database.close()
+
+    app = FastAPI(
+        title="grounded",
+        version=__version__,
+        summary="Answers from your own documents with verified citations, or an honest "
+        "abstention.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    errors.install(app)
+    app.include_router(health.router)
+    return app
