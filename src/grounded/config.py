@@ -31,6 +31,7 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(
         env_prefix="GROUNDED_",
+        env_nested_delimiter="__",
         extra="forbid",
         validate_default=True,
     )

@@ -34,16 +34,22 @@ def readiness(database: Database) -> list[Check]:
                 "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
             ).fetchone()
             checks.append(
-                Check("pgvector", vector is not None,
-                      f"pgvector {vector[0]}" if vector else "extension not installed")
+                Check(
+                    "pgvector",
+                    vector is not None,
+                    f"pgvector {vector[0]}" if vector else "extension not installed",
+                )
             )
             queue = cur.execute(
                 "SELECT to_regclass('public.procrastinate_jobs') IS NOT NULL"
             ).fetchone()
             queue_ok = bool(queue and queue[0])
             checks.append(
-                Check("queue", queue_ok,
-                      "procrastinate schema present" if queue_ok else "queue schema missing")
+                Check(
+                    "queue",
+                    queue_ok,
+                    "procrastinate schema present" if queue_ok else "queue schema missing",
+                )
             )
     except GroundedError as exc:
         checks.append(Check("database", False, exc.message))

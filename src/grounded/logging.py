@@ -12,8 +12,12 @@ from typing import Any
 
 import structlog
 
-_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING,
-           "error": logging.ERROR}
+_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
 
 
 def configure(level: str = "info", fmt: str = "json") -> None:
@@ -36,8 +40,13 @@ def configure(level: str = "info", fmt: str = "json") -> None:
     # Route stdlib loggers (uvicorn, procrastinate, alembic) through the same renderer.
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
-        structlog.stdlib.ProcessorFormatter(processors=[*shared,
-            structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer])
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                *shared,
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                renderer,
+            ]
+        )
     )
     root = logging.getLogger()
     root.handlers[:] = [handler]

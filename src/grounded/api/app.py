@@ -31,8 +31,7 @@ def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
     app = FastAPI(
         title="grounded",
         version=__version__,
-        summary="Answers from your own documents with verified citations, or an honest "
-        "abstention.",
+        summary="Answers from your own documents with verified citations, or an honest abstention.",
         lifespan=lifespan,
     )
     app.state.settings = settings

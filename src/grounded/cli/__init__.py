@@ -26,8 +26,14 @@ app.command("doctor")(doctor_cmd.doctor)
 
 # Exit codes: 1 a check failed or the request was refused; 2 usage (typer);
 # 3 configuration or data directory; 4 database unavailable or not current.
-_EXIT = {"config_invalid": 3, "data_dir_unusable": 3, "database_unavailable": 4,
-         "pgvector_missing": 4, "schema_not_current": 4, "database_error": 4}
+_EXIT = {
+    "config_invalid": 3,
+    "data_dir_unusable": 3,
+    "database_unavailable": 4,
+    "pgvector_missing": 4,
+    "schema_not_current": 4,
+    "database_error": 4,
+}
 
 
 def main() -> None:
@@ -35,6 +41,7 @@ def main() -> None:
     try:
         app()
     except GroundedError as exc:
-        err_console.print(f"[bold red]error[/] ({exc.code}): {exc.message}", highlight=False,
-                          soft_wrap=True)
+        err_console.print(
+            f"[bold red]error[/] ({exc.code}): {exc.message}", highlight=False, soft_wrap=True
+        )
         sys.exit(_EXIT.get(exc.code, 1))

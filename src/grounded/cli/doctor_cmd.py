@@ -51,9 +51,13 @@ def doctor(as_json: bool = JsonOption) -> None:
             except GroundedError:
                 seen = None
             info.append(
-                Check("last worker", True,
-                      f"{seen[0]} at {seen[1]:%Y-%m-%d %H:%M:%S %Z}" if seen else
-                      "none yet (`grounded queue probe` with a worker running)")
+                Check(
+                    "last worker",
+                    True,
+                    f"{seen[0]} at {seen[1]:%Y-%m-%d %H:%M:%S %Z}"
+                    if seen
+                    else "none yet (`grounded queue probe` with a worker running)",
+                )
             )
     except GroundedError as exc:
         checks.append(Check(exc.code, False, exc.message))
@@ -62,16 +66,24 @@ def doctor(as_json: bool = JsonOption) -> None:
     for module, purpose in OPTIONAL_PACKAGES.items():
         present = importlib.util.find_spec(module) is not None
         version = _version(module) if present else None
-        info.append(Check(f"model: {module}", True,
-                          f"{version or 'installed'} - {purpose}" if present
-                          else f"not installed - {purpose}"))
+        info.append(
+            Check(
+                f"model: {module}",
+                True,
+                f"{version or 'installed'} - {purpose}"
+                if present
+                else f"not installed - {purpose}",
+            )
+        )
     failed = [c for c in checks if not c.ok]
     if as_json:
-        print_json({
-            "ok": not failed,
-            "checks": [c.__dict__ for c in checks],
-            "info": [c.__dict__ for c in info],
-        })
+        print_json(
+            {
+                "ok": not failed,
+                "checks": [c.__dict__ for c in checks],
+                "info": [c.__dict__ for c in info],
+            }
+        )
     else:
         table = Table("check", "status", "detail")
         for c in checks:

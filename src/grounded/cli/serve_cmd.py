@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import socket
+import subprocess
+import sys
 
 import typer
 import uvicorn
@@ -17,6 +19,9 @@ from grounded.errors import ConfigError
 def serve(
     host: str = typer.Option(None, help="Address to bind [default: GROUNDED_HOST]."),
     port: int = typer.Option(None, help="Port to bind [default: GROUNDED_PORT]."),
+    with_worker: bool = typer.Option(
+        False, "--with-worker", help="Also run one background worker beside the API."
+    ),
 ) -> None:
     """Serve the REST API (OpenAPI docs at /docs). Refuses an un-migrated database."""
     settings = load_settings()
@@ -24,6 +29,7 @@ def serve(
     port = port or settings.port
     _check_port_free(host, port)
     database = Database.open(settings)  # raises with the fix if the schema is not current
+    worker = subprocess.Popen([sys.executable, "-m", "grounded", "worker"]) if with_worker else None
     try:
         err_console.print(f"grounded serving on http://{host}:{port}  (docs: /docs)")
         uvicorn.run(
@@ -34,6 +40,9 @@ def serve(
             access_log=False,
         )
     finally:
+        if worker is not None:
+            worker.terminate()
+            worker.wait(timeout=60)
         database.close()
 
 

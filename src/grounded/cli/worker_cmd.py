@@ -13,7 +13,9 @@ queue_app = typer.Typer(help="Inspect and exercise the job queue.", no_args_is_h
 
 
 def worker(
-    concurrency: int = typer.Option(None, help="Jobs at once [default: GROUNDED_WORKER_CONCURRENCY]."),
+    concurrency: int = typer.Option(
+        None, help="Jobs at once [default: GROUNDED_WORKER_CONCURRENCY]."
+    ),
     queue: list[str] = typer.Option(None, "--queue", help="Only these queues (repeatable)."),
     burst: bool = typer.Option(False, help="Exit when the queue is empty instead of waiting."),
 ) -> None:

@@ -27,8 +27,15 @@ Connection = psycopg.Connection[DictRow]
 class Database:
     """Application-role connection pool. Build one per process, close it at exit."""
 
-    def __init__(self, app_url: str, bind_key: str, *, min_size: int = 1, max_size: int = 10,
-                 timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        app_url: str,
+        bind_key: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 10.0,
+    ) -> None:
         self._bind_key = bind_key
         self._timeout = timeout
         self._pool: ConnectionPool[Connection] = ConnectionPool(
@@ -92,9 +99,7 @@ class Database:
         ends with it. Commits on normal exit, rolls back on an exception.
         """
         with self._connection() as conn, conn.transaction():
-            conn.execute(
-                "SELECT grounded_private.bind_tenant(%s, %s)", (tenant_id, self._bind_key)
-            )
+            conn.execute("SELECT grounded_private.bind_tenant(%s, %s)", (tenant_id, self._bind_key))
             yield conn
 
     @contextmanager

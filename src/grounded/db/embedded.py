@@ -187,7 +187,7 @@ def _initdb_if_needed(data_dir: Path) -> None:
 
 
 def _start(data_dir: Path) -> EmbeddedServer:
-    pgdata = pgdata_dir(data_dir)
+    pgdata_dir(data_dir)
     socket_dir = socket_dir_for(data_dir)
     socket_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     socket_dir.chmod(0o700)
@@ -204,8 +204,16 @@ def _start(data_dir: Path) -> EmbeddedServer:
     )
     _pg_ctl(
         data_dir,
-        ["-w", "-t", str(_START_TIMEOUT_S), "-l", str(data_dir / "postgres.log"), "-o", options,
-         "start"],
+        [
+            "-w",
+            "-t",
+            str(_START_TIMEOUT_S),
+            "-l",
+            str(data_dir / "postgres.log"),
+            "-o",
+            options,
+            "start",
+        ],
     )
     deadline = time.monotonic() + _START_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -241,13 +249,16 @@ def _run(program: str, args: list[str], data_dir: Path) -> None:
     Output goes to files, not pipes: a postmaster that inherits a pipe keeps it
     open and the caller would wait forever.
     """
+    identity = _as_server_user()
     with tempfile.TemporaryFile("w+") as out:
         result = subprocess.run(  # noqa: S603 - fixed binary, no shell
             [str(_bin_dir() / program), *args],
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            user=_server_user(),
+            user=identity.user,
+            group=identity.group,
+            extra_groups=identity.extra_groups,
             cwd=str(pgdata_dir(data_dir)),
             start_new_session=True,
             check=False,
@@ -261,6 +272,26 @@ def _run(program: str, args: list[str], data_dir: Path) -> None:
                 f"embedded PostgreSQL: `{program}` failed (exit {result.returncode}): "
                 f"{output.strip()} {log_tail}".strip()
             )
+
+
+@dataclass(frozen=True)
+class _Identity:
+    """subprocess identity: the server user *and its group*. Keeping root's
+    group would make 0700 root-owned ancestors deny traversal."""
+
+    user: int | None = None
+    group: int | None = None
+    extra_groups: list[int] | None = None
+
+
+def _as_server_user() -> _Identity:
+    user = _server_user()
+    if user is None:
+        return _Identity()
+    import pwd
+
+    entry = pwd.getpwnam(user)
+    return _Identity(entry.pw_uid, entry.pw_gid, [])
 
 
 def _tail(path: Path, lines: int = 5) -> str:

@@ -20,7 +20,9 @@ TENANT_PREDICATE = "tenant_id = (SELECT grounded_private.current_tenant())"
 
 def app_role() -> str:
     """Role name passed by grounded.db.migrate (a validated identifier)."""
-    return str(op.get_context().config.attributes.get("app_role", DEFAULT_APP_ROLE))
+    config = op.get_context().config
+    attributes = config.attributes if config is not None else {}
+    return str(attributes.get("app_role", DEFAULT_APP_ROLE))
 
 
 def tenant_table(table: str, privileges: str = "SELECT, INSERT, UPDATE, DELETE") -> None:

@@ -20,8 +20,14 @@ def build_queue(conninfo: str) -> procrastinate.App:
     return app
 
 
-def run_worker(database: Database, *, concurrency: int, queues: list[str] | None = None,
-               name: str | None = None, wait: bool = True) -> None:
+def run_worker(
+    database: Database,
+    *,
+    concurrency: int,
+    queues: list[str] | None = None,
+    name: str | None = None,
+    wait: bool = True,
+) -> None:
     """Run a worker until SIGINT/SIGTERM (or, with ``wait=False``, until the queue is empty).
 
     A SIGTERM lets running jobs finish; a killed worker's jobs are retried by

@@ -1,0 +1,3 @@
+from grounded.cli import main
+
+main()
