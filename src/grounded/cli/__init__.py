@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from grounded.cli import config_cmd, db_cmd, doctor_cmd, serve_cmd, worker_cmd
+from grounded.cli import config_cmd, db_cmd, doctor_cmd, knowledge_cmd, serve_cmd, worker_cmd
 from grounded.cli.common import err_console
 from grounded.errors import GroundedError
 
@@ -23,6 +23,7 @@ app.command("serve")(serve_cmd.serve)
 app.command("worker")(worker_cmd.worker)
 app.add_typer(worker_cmd.queue_app, name="queue")
 app.command("doctor")(doctor_cmd.doctor)
+app.add_typer(knowledge_cmd.app, name="knowledge")
 
 # Exit codes: 1 a check failed or the request was refused; 2 usage (typer);
 # 3 configuration or data directory; 4 database unavailable or not current.
