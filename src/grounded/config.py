@@ -23,6 +23,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from grounded.auth.settings import AuthSettings
+
 DEFAULT_CONFIG_FILE = "grounded.toml"
 
 
@@ -75,6 +77,10 @@ class Settings(BaseSettings):
     )
     worker_concurrency: int = Field(
         default=2, ge=1, description="Jobs one `grounded worker` process runs at once."
+    )
+    auth: AuthSettings = Field(
+        default_factory=AuthSettings,
+        description="Passwords, sessions, CSRF origins and login rate limits (GROUNDED_AUTH__...).",
     )
 
     @field_validator("data_dir")

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from grounded import __version__
-from grounded.api import errors, health
+from grounded.api import auth, errors, health, tokens, users
 from grounded.config import Settings
 from grounded.db import Database
 
@@ -37,4 +37,7 @@ def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
     app.state.settings = settings
     errors.install(app)
     app.include_router(health.router)
+    app.include_router(auth.router)
+    app.include_router(users.router)
+    app.include_router(tokens.router)
     return app

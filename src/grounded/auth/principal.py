@@ -12,6 +12,9 @@ from typing import Literal
 from uuid import UUID
 
 PrincipalKind = Literal["user", "service", "system"]
+# How the principal proved itself: a session cookie, an API token, or a local
+# command run by the operator (no network credential at all).
+CredentialKind = Literal["session", "token", "local"]
 
 
 @dataclass(frozen=True)
@@ -22,10 +25,16 @@ class Principal:
     roles: frozenset[str] = field(default_factory=frozenset)
     groups: frozenset[str] = field(default_factory=frozenset)
     permissions: frozenset[str] = field(default_factory=frozenset)
+    via: CredentialKind = "local"
+    credential_id: UUID | None = None  # the session or token row that proved it
 
     @property
     def is_admin(self) -> bool:
         return "admin" in self.roles
+
+    def can(self, permission: str) -> bool:
+        """True when the credential carries ``permission`` (admins carry every one)."""
+        return permission in self.permissions or self.is_admin
 
     def describe(self) -> dict[str, object]:
         """A log- and receipt-safe description (ids only, no names or emails)."""
