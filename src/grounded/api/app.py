@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from grounded import __version__
-from grounded.api import auth, errors, health, tokens, users
+from grounded.api import auth, catalog, errors, health, knowledge, tokens, users
 from grounded.config import Settings
 from grounded.db import Database
 
@@ -40,4 +40,6 @@ def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
     app.include_router(auth.router)
     app.include_router(users.router)
     app.include_router(tokens.router)
+    app.include_router(catalog.router)
+    app.include_router(knowledge.router)
     return app
