@@ -24,6 +24,7 @@ listed in NOT_WALKED with the test that covers them instead.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
@@ -203,13 +204,19 @@ def _walkers(world: World) -> list[Walker]:
 
 
 @pytest.fixture
-def debug_logs() -> Iterator[None]:
-    """Every log line at debug level, as the service would write it; restored after."""
+def debug_logs() -> Iterator[io.StringIO]:
+    """Every log line at debug level, rendered as the service renders it, into a
+    buffer the test reads (stdlib and structlog alike); restored afterwards."""
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
+    buffer = io.StringIO()
     configure("debug", "json")
+    for handler in root.handlers:
+        if isinstance(handler, logging.StreamHandler):
+            handler.setStream(buffer)
+    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=buffer))
     try:
-        yield
+        yield buffer
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
@@ -226,7 +233,7 @@ class Report:
     stale: set[str]
 
 
-def walk(world: World, capfd: pytest.CaptureFixture[str]) -> Report:
+def walk(world: World, log_buffer: io.StringIO) -> Report:
     """Plant B, walk every route as every A identity, and collect what went wrong."""
     spec = world.client.get("/openapi.json").json()
     routes = _routes(spec)
@@ -271,9 +278,9 @@ def walk(world: World, capfd: pytest.CaptureFixture[str]) -> Report:
             sent_by_a |= foreign.sent_ids
             problems += _compare(walker, route, foreign, missing, scanner)
 
-    logs = capfd.readouterr()
+    logs = log_buffer.getvalue()
     # Ids A itself sent may appear in A's own request log lines; nothing else of B may.
-    scanner.scan("captured logs", logs.out + logs.err, frozenset(sent_by_a))
+    scanner.scan("captured logs", logs, frozenset(sent_by_a))
     if snapshot_tenant(world.owner, world.tenant_b) != b_before:
         problems.append("B's rows changed during the walk")
     if b_browser.get("/v1/auth/me").status_code != 200:
@@ -286,7 +293,7 @@ def walk(world: World, capfd: pytest.CaptureFixture[str]) -> Report:
         identities=len(walkers),
         scanner=scanner,
         problems=problems,
-        log_lines=(logs.out + logs.err).count("\n"),
+        log_lines=logs.count("\n"),
         stale=set(NOT_WALKED) - {f"{m.upper()} {p}" for p, m in routes},
     )
 
@@ -321,13 +328,12 @@ def _compare(
     return problems
 
 
-@pytest.mark.usefixtures("debug_logs")
 def test_every_route_as_tenant_a_with_tenant_b_ids(
-    world: World, capfd: pytest.CaptureFixture[str]
+    world: World, debug_logs: io.StringIO, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    report = walk(world, capfd)
+    report = walk(world, debug_logs)
     scanner = report.scanner
-    with capfd.disabled():
+    with capsys.disabled():
         print(  # the figure the issue asks to report
             f"\ncross-tenant: {len(report.walked)} routes x {report.identities} identities; "
             f"canary hits {len(scanner.hits)}/{scanner.scanned} "
@@ -338,8 +344,7 @@ def test_every_route_as_tenant_a_with_tenant_b_ids(
     assert report.problems == [], "\n".join(report.problems)
 
 
-@pytest.mark.usefixtures("debug_logs")
-def test_the_suite_catches_leaks(world: World, capfd: pytest.CaptureFixture[str]) -> None:
+def test_the_suite_catches_leaks(world: World, debug_logs: io.StringIO) -> None:
     """Mutation check: add three leaky routes; the walk must flag each of them."""
     app = world.client.app
 
@@ -362,11 +367,11 @@ def test_the_suite_catches_leaks(world: World, capfd: pytest.CaptureFixture[str]
         return {"status": "ok"}
 
     app.openapi_schema = None  # type: ignore[attr-defined]
-    report = walk(world, capfd)
+    report = walk(world, debug_logs)
     text = "\n".join(report.problems + report.scanner.hits)
     assert "GET /v1/leaky/exists/{user_id}: foreign id gave 200, missing id gave 404" in text
     assert "GET /v1/leaky/count changed when B was planted" in text
-    assert any(h.startswith("captured logs") for h in report.scanner.hits), text
+    assert any(h.startswith("captured logs") for h in report.scanner.hits), (text, report.log_lines)
 
 
 def _response_text_stable(response: Any) -> str:
