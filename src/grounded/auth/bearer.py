@@ -19,7 +19,7 @@ from grounded.errors import Unauthenticated
 
 SESSION_PREFIX: Final = "gs1."
 TOKEN_PREFIX: Final = "gt1."  # noqa: S105 (a format prefix, not a secret)
-_SHAPE = re.compile(r"^(gs1|gt1)\.([0-9a-f]{32})\.([A-Za-z0-9_-]{43})$")
+_SHAPE = re.compile(r"(gs1|gt1)\.([0-9a-f]{32})\.([A-Za-z0-9_-]{43})")
 
 
 def mint(prefix: str, tenant_id: UUID) -> tuple[str, bytes]:
@@ -34,7 +34,7 @@ def digest(value: str) -> bytes:
 
 def parse(value: str, prefix: str) -> tuple[UUID, bytes]:
     """(tenant id, digest) of a well-formed value of the expected kind, else 401."""
-    found = _SHAPE.match(value) if len(value) < 128 else None
+    found = _SHAPE.fullmatch(value) if len(value) < 128 else None
     if found is None or f"{found.group(1)}." != prefix:
         raise Unauthenticated("the credential is not valid; log in again")
     return UUID(hex=found.group(2)), digest(value)

@@ -6,7 +6,18 @@ import sys
 
 import typer
 
-from grounded.cli import config_cmd, db_cmd, doctor_cmd, knowledge_cmd, serve_cmd, worker_cmd
+from grounded.cli import (
+    admin_cmd,
+    config_cmd,
+    db_cmd,
+    doctor_cmd,
+    knowledge_cmd,
+    models_cmd,
+    serve_cmd,
+    tenant_cmd,
+    token_cmd,
+    worker_cmd,
+)
 from grounded.cli.common import err_console
 from grounded.errors import GroundedError
 
@@ -24,6 +35,10 @@ app.command("worker")(worker_cmd.worker)
 app.add_typer(worker_cmd.queue_app, name="queue")
 app.command("doctor")(doctor_cmd.doctor)
 app.add_typer(knowledge_cmd.app, name="knowledge")
+app.add_typer(models_cmd.app, name="models")
+app.add_typer(tenant_cmd.app, name="tenant")
+app.add_typer(admin_cmd.app, name="admin")
+app.add_typer(token_cmd.app, name="token")
 
 # Exit codes: 1 a check failed or the request was refused; 2 usage (typer);
 # 3 configuration or data directory; 4 database unavailable or not current.
