@@ -9,6 +9,8 @@ dropped afterwards. Nothing is mocked.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,10 +32,13 @@ os.environ["GROUNDED_CONFIG"] = "/nonexistent/grounded.toml"
 
 
 @pytest.fixture(scope="session")
-def pg_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    data_dir = tmp_path_factory.mktemp("grounded-data")
+def pg_data_dir() -> Iterator[Path]:
+    # Not under pytest's tmp_path: pytest prunes old numbered temp dirs, and a
+    # concurrent session could prune (chmod, delete) a live database under us.
+    data_dir = Path(tempfile.mkdtemp(prefix="grounded-test-"))
     yield data_dir
     embedded.stop(data_dir)
+    shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
