@@ -24,6 +24,7 @@ from pydantic_settings import (
 )
 
 from grounded.auth.settings import AuthSettings
+from grounded.gateway.settings import GatewaySettings
 
 DEFAULT_CONFIG_FILE = "grounded.toml"
 
@@ -81,6 +82,11 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(
         default_factory=AuthSettings,
         description="Passwords, sessions, CSRF origins and login rate limits (GROUNDED_AUTH__...).",
+    )
+    gateway: GatewaySettings = Field(
+        default_factory=GatewaySettings,
+        description="Model gateway: providers, task routes, retry, budgets, redaction, cache "
+        "(GROUNDED_GATEWAY__...).",
     )
 
     @field_validator("data_dir")

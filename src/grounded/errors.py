@@ -12,7 +12,12 @@
     ├── InvalidInput              invalid_input   422
     ├── Unauthenticated           unauthenticated 401
     ├── Forbidden                 forbidden       403
-    └── RateLimited               rate_limited    429
+    ├── RateLimited               rate_limited    429
+    ├── ModelError                model_error     502  (names the provider)
+    │   └── ModelUnavailable      model_unavailable 503 (transient: retried, then fallback)
+    ├── BudgetExceeded            budget_exceeded 429  (tenant's model budget spent)
+    ├── EmbeddingMismatch         embedding_model_mismatch 409 (vectors of two models)
+    └── UnsupportedLanguage       language_unsupported 422 (no model covers it)
 
 The mapping to HTTP lives in ``api/errors.py``, to CLI exit codes in ``cli``;
 each in one place. ``message`` is for people and must say what to do;
@@ -87,3 +92,43 @@ class Forbidden(GroundedError):
 class RateLimited(GroundedError):
     code = "rate_limited"
     http_status = 429
+
+
+class ModelError(GroundedError):
+    """A model provider failed or answered with something unusable.
+
+    ``provider`` is always named so an operator knows which endpoint to look at.
+    """
+
+    code = "model_error"
+    http_status = 502
+
+    def __init__(
+        self, message: str, *, provider: str, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message, details={"provider": provider, **(details or {})})
+        self.provider = provider
+
+
+class ModelUnavailable(ModelError):
+    """Transient: timeout, connection refused, 429 or 5xx. Retried, then the next provider."""
+
+    code = "model_unavailable"
+    http_status = 503
+
+
+class BudgetExceeded(GroundedError):
+    code = "budget_exceeded"
+    http_status = 429
+
+
+class EmbeddingMismatch(GroundedError):
+    """Vectors from two embedding models (or dimensions) were about to be compared."""
+
+    code = "embedding_model_mismatch"
+    http_status = 409
+
+
+class UnsupportedLanguage(GroundedError):
+    code = "language_unsupported"
+    http_status = 422

@@ -1,0 +1,1 @@
+"""Providers: one module each, chosen by name from the registry (``gateway.registry``)."""
