@@ -130,6 +130,20 @@ def plant(owner: psycopg.Connection[Any], tenant: uuid.UUID, planted: Planted) -
             "catalog_revision": 41,
         },
     )
+    present = tenant_tables(owner)
+    run_id = None
+    if "ingest_runs" in present:  # migration 0006 (ingest); planted where it exists
+        run_id = insert(
+            "ingest_runs",
+            {
+                "document_id": document,
+                "document_version_id": version,
+                "pipeline_version": planted.canary("pipeline"),
+                "error": planted.canary("ingest-error"),
+                "detail": json.dumps({"note": planted.canary("ingest-detail")}),
+            },
+        )
+        planted.ids["ingest_run"] = run_id  # type: ignore[assignment]
     for name, value in {
         "source": source,
         "document": document,
@@ -175,8 +189,12 @@ class CannotWalk(Exception):
 class Probe:
     method: str
     url: str
-    body: Any
-    sent_ids: frozenset[str]
+    body: Any = None  # JSON body
+    form: dict[str, str] | None = None  # multipart fields
+    files: dict[str, tuple[str, bytes, str]] | None = None  # multipart files
+    sent_ids: frozenset[str] = frozenset()
+    slots: int = 0  # how many id slots the request has
+    foreign_slot: str | None = None  # which of them carried a B id
 
 
 def _resolve(schema: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
@@ -187,19 +205,28 @@ def _resolve(schema: dict[str, Any], spec: dict[str, Any]) -> dict[str, Any]:
 
 
 class Filler:
-    """Builds a request whose every id slot holds either B's id or a fresh one."""
+    """Builds a request in which id slot number ``foreign`` holds B's id and every
+    other id slot a fresh id that exists nowhere (``foreign=None``: all fresh).
+
+    Probing one slot at a time means a route that checks its first id cannot
+    hide what it would do with its second.
+    """
 
     def __init__(
         self,
         spec: dict[str, Any],
         entity_of: dict[str, str],
-        ids: dict[str, uuid.UUID] | None,
+        ids: dict[str, uuid.UUID],
         route: str,
+        foreign: int | None,
     ) -> None:
         self.spec = spec
         self.entity_of = entity_of
-        self.ids = ids  # None: every id is a fresh (missing) one
+        self.ids = ids
         self.route = route
+        self.foreign = foreign
+        self.slots = 0
+        self.foreign_slot: str | None = None
         self.sent: set[str] = set()
 
     def id_for(self, name: str, resource: str | None = None) -> str:
@@ -211,12 +238,14 @@ class Filler:
                 f"{self.route}: id slot {name!r} names no entity; add it to ENTITY_OF in "
                 "tests/integration/test_cross_tenant.py"
             )
-        if self.ids is None:
-            value = str(uuid.uuid4())
-        else:
-            if entity not in self.ids:
-                raise CannotWalk(f"{self.route}: no planted B row for entity {entity!r}; plant one")
+        if entity not in self.ids:
+            raise CannotWalk(f"{self.route}: no planted B row for entity {entity!r}; plant one")
+        if self.slots == self.foreign:
             value = str(self.ids[entity])
+            self.foreign_slot = name
+        else:
+            value = str(uuid.uuid4())
+        self.slots += 1
         self.sent.add(value)
         return value
 
@@ -264,6 +293,22 @@ class Filler:
                 out[name] = self.value(sub, name, resource)
         return out
 
+    def multipart(
+        self, schema: dict[str, Any], resource: str | None
+    ) -> tuple[dict[str, str], dict[str, tuple[str, bytes, str]]]:
+        """Form fields and one small harmless file per file field."""
+        schema = _resolve(schema, self.spec)
+        form: dict[str, str] = {}
+        files: dict[str, tuple[str, bytes, str]] = {}
+        required = set(schema.get("required", []))
+        for name, sub in schema.get("properties", {}).items():
+            sub = _resolve(sub, self.spec)
+            if sub.get("format") == "binary" or "contentMediaType" in sub:
+                files[name] = ("probe.txt", b"a harmless cross-tenant probe\n", "text/plain")
+            elif name in required or _is_id_slot(sub, self.spec):
+                form[name] = str(self.value(sub, name, resource))
+        return form, files
+
 
 def _is_id_slot(schema: dict[str, Any], spec: dict[str, Any]) -> bool:
     """An optional field that carries an id (or ids): always filled, to probe it."""
@@ -288,15 +333,16 @@ def build_probe(
     method: str,
     entity_of: dict[str, str],
     query_overrides: dict[str, str],
-    ids: dict[str, uuid.UUID] | None,
+    ids: dict[str, uuid.UUID],
+    foreign: int | None,
     body_extra: dict[str, object] | None = None,
 ) -> Probe:
-    """The request for one route, with B's ids (``ids``) or fresh ones (None)."""
+    """The request for one route; id slot ``foreign`` carries B's id (None: none does)."""
     route = f"{method.upper()} {path}"
     operation = spec["paths"][path][method]
     segments = [s for s in path.split("/") if s and not s.startswith("{") and s != "v1"]
     resource = segments[0] if segments else None
-    filler = Filler(spec, entity_of, ids, route)
+    filler = Filler(spec, entity_of, ids, route, foreign)
     url = _PARAM.sub(lambda m: filler.id_for(m.group(1), resource), path)
     query: dict[str, str] = {}
     for parameter in operation.get("parameters", []):
@@ -312,16 +358,30 @@ def build_probe(
             query[name] = str(filler.value(schema, name, resource))
     if query:
         url += "?" + "&".join(f"{k}={v}" for k, v in query.items())
-    body = None
+    body = form = files = None
     request_body = operation.get("requestBody")
     if request_body is not None:
         content = request_body.get("content", {})
-        if "application/json" not in content:
+        if "application/json" in content:
+            body = filler.value(content["application/json"]["schema"], "body", resource)
+            if body_extra and isinstance(body, dict):
+                body.update(body_extra)
+        elif "multipart/form-data" in content:
+            form, files = filler.multipart(content["multipart/form-data"]["schema"], resource)
+            if body_extra:
+                form.update({k: str(v) for k, v in body_extra.items()})
+        else:
             raise CannotWalk(
                 f"{route}: body type {sorted(content)} is not generated yet; teach "
                 "tests/integration/cross_tenant_support.py or list it in NOT_WALKED"
             )
-        body = filler.value(content["application/json"]["schema"], "body", resource)
-        if body_extra and isinstance(body, dict):
-            body.update(body_extra)
-    return Probe(method, url, body, frozenset(filler.sent))
+    return Probe(
+        method=method,
+        url=url,
+        body=body,
+        form=form,
+        files=files,
+        sent_ids=frozenset(filler.sent),
+        slots=filler.slots,
+        foreign_slot=filler.foreign_slot,
+    )

@@ -122,6 +122,9 @@ class Walker:
         kwargs: dict[str, Any] = {"headers": headers}
         if probe.body is not None:
             kwargs["json"] = probe.body
+        if probe.files is not None:
+            kwargs["files"] = probe.files
+            kwargs["data"] = probe.form or {}
         client = self.browser.client
         if self.token:
             client.cookies.clear()
@@ -242,11 +245,12 @@ def walk(world: World, log_buffer: io.StringIO) -> Report:
     # Baseline: what A sees through every id-free GET before B has its canaries.
     id_free = [(p, m) for p, m in routes if m == "get" and "{" not in p]
     before = {
-        (w.name, p): _response_text_stable(w.call(Probe("get", p, None, frozenset())))
+        (w.name, p): _response_text_stable(w.call(Probe("get", p)))
         for w in walkers
         for p, _ in id_free
     }
     planted, b_browser, b_token = _plant_b(world)
+    log_start = len(log_buffer.getvalue())  # B's own activity may name B; A's may not
     b_before = snapshot_tenant(world.owner, world.tenant_b)
     scanner = Scanner(planted)
     problems: list[str] = []
@@ -257,7 +261,7 @@ def walk(world: World, log_buffer: io.StringIO) -> Report:
     # walked write adds rows of A's own).
     for walker in walkers:
         for path, _ in id_free:
-            after = _response_text_stable(walker.call(Probe("get", path, None, frozenset())))
+            after = _response_text_stable(walker.call(Probe("get", path)))
             if after != before[(walker.name, path)]:
                 problems.append(f"{walker.name}: GET {path} changed when B was planted")
 
@@ -268,17 +272,26 @@ def walk(world: World, log_buffer: io.StringIO) -> Report:
                 continue
             overrides = QUERY_OVERRIDES.get(route, {})
             extra = BODY_OVERRIDES.get(route, {})
+            args = (spec, path, method, ENTITY_OF, overrides, planted.ids)
             try:
-                foreign = build_probe(spec, path, method, ENTITY_OF, overrides, planted.ids, extra)
-                missing = build_probe(spec, path, method, ENTITY_OF, overrides, None, extra)
+                missing = build_probe(*args, foreign=None, body_extra=extra)
+                foreign = [
+                    build_probe(*args, foreign=i, body_extra=extra) for i in range(missing.slots)
+                ]
             except CannotWalk as exc:
                 problems.append(str(exc))
                 continue
             walked.add(route)
-            sent_by_a |= foreign.sent_ids
-            problems += _compare(walker, route, foreign, missing, scanner)
+            if not foreign:  # no id slot: one call, scanned
+                got = walker.call(missing)
+                scanner.scan(f"{walker.name}: {route}", _response_text(got), missing.sent_ids)
+                if got.status_code >= 500:
+                    problems.append(f"{walker.name}: {route}: {got.status_code}")
+            for probe in foreign:
+                sent_by_a |= probe.sent_ids
+                problems += _compare(walker, route, probe, missing, scanner)
 
-    logs = log_buffer.getvalue()
+    logs = log_buffer.getvalue()[log_start:]
     # Ids A itself sent may appear in A's own request log lines; nothing else of B may.
     scanner.scan("captured logs", logs, frozenset(sent_by_a))
     if snapshot_tenant(world.owner, world.tenant_b) != b_before:
@@ -303,7 +316,7 @@ def _compare(
 ) -> list[str]:
     got_foreign = walker.call(foreign)
     got_missing = walker.call(missing)
-    where = f"{walker.name}: {route}"
+    where = f"{walker.name}: {route} [B id in {foreign.foreign_slot}]"
     scanner.scan(where + " (B ids)", _response_text(got_foreign), foreign.sent_ids)
     scanner.scan(where + " (fresh ids)", _response_text(got_missing), missing.sent_ids)
     problems = []
@@ -369,7 +382,7 @@ def test_the_suite_catches_leaks(world: World, debug_logs: io.StringIO) -> None:
     app.openapi_schema = None  # type: ignore[attr-defined]
     report = walk(world, debug_logs)
     text = "\n".join(report.problems + report.scanner.hits)
-    assert "GET /v1/leaky/exists/{user_id}: foreign id gave 200, missing id gave 404" in text
+    assert "GET /v1/leaky/exists/{user_id} [B id in user_id]: foreign id gave 200, missing" in text
     assert "GET /v1/leaky/count changed when B was planted" in text
     assert any(h.startswith("captured logs") for h in report.scanner.hits), (text, report.log_lines)
 

@@ -22,8 +22,10 @@ from grounded.auth.settings import AuthSettings
 from grounded.auth.users import COLUMNS, User, end_credentials, insert_user, normalize_email
 from grounded.db import Database
 from grounded.errors import Conflict, InvalidInput, NotFound, Unauthenticated
+from grounded.logging import get_logger
 
 WRONG = "wrong tenant, email or password"
+log = get_logger("grounded.auth")
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,62}$")
 
 
@@ -83,6 +85,7 @@ class Accounts:
         tenant_id = self._tenant_id(tenant)
         if tenant_id is None:
             self.hasher.burn(password)
+            log.info("login_failed", reason="unknown_tenant")
             raise Unauthenticated(WRONG)
         with self._db.transaction(tenant_id) as conn:
             row = conn.execute(
@@ -107,7 +110,11 @@ class Accounts:
                     conn, tenant_id, row["id"], row["credential_version"], self._settings, now
                 )
         if failed or row is None:
+            # Server-side only: ids and a reason class, never the e-mail or password.
+            reason = "unknown_user" if row is None else "disabled" if ok else "wrong_password"
+            log.info("login_failed", tenant_id=str(tenant_id), reason=reason)
             raise Unauthenticated(WRONG)
+        log.info("login", tenant_id=str(tenant_id), user_id=str(row["id"]))
         return LoggedIn(User.from_row(row), session)
 
     def logout(self, principal: Principal) -> None:
@@ -116,6 +123,7 @@ class Accounts:
             raise InvalidInput("logout ends cookie sessions; revoke a token with DELETE /v1/tokens")
         with self._db.transaction(principal.tenant_id) as conn:
             end_credentials(conn, principal.id, self._clock.now(), tokens=False)
+        log.info("logout", tenant_id=str(principal.tenant_id), user_id=str(principal.id))
 
     def change_password(self, principal: Principal, current: str, new: str) -> LoggedIn:
         """Check the current password, set the new one, end every session and token
@@ -129,6 +137,15 @@ class Accounts:
                 details={"field": "new_password"},
             )
         now = self._clock.now()
+        # Guessing the current password through a stolen session is still guessing.
+        ratelimit.hit(
+            self._db,
+            "password:user",
+            str(principal.id),
+            limit=self._settings.login_attempts_per_account,
+            window_s=self._settings.login_window_s,
+            now=now,
+        )
         with self._db.transaction(principal.tenant_id) as conn:
             row = conn.execute(
                 f"SELECT {COLUMNS}, password_hash FROM users WHERE id = %s FOR UPDATE",
