@@ -10,6 +10,7 @@
     ├── NotFound                  not_found       404
     ├── Conflict                  conflict        409
     ├── InvalidInput              invalid_input   422
+    │   └── ExtractionError       extraction_failed 422 (``reason``: encrypted, zip_bomb, ...)
     ├── Unauthenticated           unauthenticated 401
     ├── Forbidden                 forbidden       403
     ├── RateLimited               rate_limited    429
@@ -77,6 +78,21 @@ class Conflict(GroundedError):
 class InvalidInput(GroundedError):
     code = "invalid_input"
     http_status = 422
+
+
+class ExtractionError(InvalidInput):
+    """A document could not be read safely; ``reason`` is a stable machine word.
+
+    Reasons (stable): empty, truncated, corrupt, encrypted, unsupported_type,
+    wrong_type, too_large, zip_bomb, xml_hostile, image_too_large, unsafe_filename.
+    The message says what a person can do about it (re-save, remove the password, ...).
+    """
+
+    code = "extraction_failed"
+
+    def __init__(self, message: str, *, reason: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, details={"reason": reason, **(details or {})})
+        self.reason = reason
 
 
 class Unauthenticated(GroundedError):
