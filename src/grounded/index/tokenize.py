@@ -32,6 +32,7 @@ import Stemmer
 _DATA = resources.files("grounded.index") / "data"
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff]+")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_SPANISH_MARKS = re.compile("[ñÑ¿¡]")
 _PYSTEMMER: Final = metadata.version("PyStemmer")
 LATIN_LANGUAGES: Final = {"en": "english", "es": "spanish"}
 
@@ -130,7 +131,7 @@ class Analyzer:
             if code in self.latin:
                 return code
         words = _WORD.findall(text.lower())
-        es = sum(w in self.latin["es"].stop for w in words)
+        es = sum(w in self.latin["es"].stop for w in words) + bool(_SPANISH_MARKS.search(text))
         en = sum(w in self.latin["en"].stop for w in words)
         return "es" if es > en else "en"
 
@@ -159,8 +160,19 @@ class Analyzer:
         return Tokenised(tuple(terms), frozenset(ids))
 
     def query_terms(self, text: str, language: str | None = None) -> list[str]:
-        """Query terms, de-duplicated in first-seen order (seed 002 ADR-008)."""
-        return list(dict.fromkeys(self.tokenize(text, language).terms))
+        """Query terms, de-duplicated in first-seen order (seed 002 ADR-008).
+
+        A query without a declared language is too short to identify, so its
+        non-Han words are stemmed by every Latin stemmer and the terms united:
+        "garantía meses" then meets Spanish documents and "warranty" English
+        ones. Extra stems only score where they occur.
+        """
+        if language:
+            return list(dict.fromkeys(self.tokenize(text, language).terms))
+        terms: list[str] = []
+        for code in self.latin:
+            terms.extend(self.tokenize(text, code).terms)
+        return list(dict.fromkeys(terms))
 
 
 @cache
