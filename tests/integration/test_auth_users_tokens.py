@@ -41,10 +41,24 @@ def test_admin_manages_users(world: World) -> None:
     rest = admin.get("/v1/users", params={"limit": 2, "after": page["next_after"]}).json()
     emails = [u["email"] for u in page["items"] + rest["items"]]
     assert sorted(emails) == ["admin@acme.test", "carol@acme.test", "user@acme.test"]
+    assert rest["next_after"] is None
     assert all("globex" not in e for e in emails)
+    # Seed 002 ADR-009: admins come only from `grounded admin create`.
     promoted = admin.patch(f"/v1/users/{carol['id']}", json={"role": "admin"})
-    assert promoted.json()["role"] == "admin"
-    assert admin.get(f"/v1/users/{carol['id']}").json()["role"] == "admin"
+    assert promoted.status_code == 403
+    assert admin.get(f"/v1/users/{carol['id']}").json()["role"] == "user"
+    new_admin = admin.post(
+        "/v1/users", json={"email": "dave@acme.test", "password": "x" * 12, "role": "admin"}
+    )
+    assert new_admin.status_code == 403
+    other_admin = world.owner.execute(
+        "INSERT INTO users (tenant_id, email, role) VALUES (%s, 'eve@acme.test', 'admin')"
+        " RETURNING id",
+        (world.tenant_a,),
+    ).fetchone()
+    assert other_admin is not None
+    demoted = admin.patch(f"/v1/users/{other_admin[0]}", json={"role": "user"})
+    assert demoted.status_code == 200 and demoted.json()["role"] == "user"
 
     carol_browser = world.browser()
     assert (

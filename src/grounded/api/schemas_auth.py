@@ -87,14 +87,19 @@ class Accepted(BaseModel):
 class UserCreate(Strict):
     email: str = Field(max_length=254)
     password: str = Field(max_length=4096)
-    role: Literal["user", "admin"] = "user"
+    role: Literal["user", "admin"] = Field(
+        default="user",
+        description="Only `user`: admins are made by `grounded admin create` (seed 002 ADR-009).",
+    )
     groups: list[str] = Field(default_factory=list, max_length=100)
     display_name: str | None = Field(default=None, max_length=200)
 
 
 class UserUpdate(Strict):
     display_name: str | None = Field(default=None, max_length=200)
-    role: Literal["user", "admin"] | None = None
+    role: Literal["user", "admin"] | None = Field(
+        default=None, description="`user` demotes an admin; promotion is a local command."
+    )
     groups: list[str] | None = Field(default=None, max_length=100)
     disabled: bool | None = None
     password: str | None = Field(default=None, max_length=4096)

@@ -124,6 +124,17 @@ def end_credentials(conn: Connection, user_id: UUID, now: datetime, *, tokens: b
         )
 
 
+def _no_new_admins(role: str) -> None:
+    # Seed 002 ADR-009: an admin is created only by the local command with a
+    # hidden password prompt; the API can make users and demote admins.
+    if role != "user":
+        raise Forbidden(
+            "role: the API creates users only; make an admin with "
+            "`grounded admin create` on the server",
+            details={"field": "role"},
+        )
+
+
 def require_admin(principal: Principal) -> None:
     if not principal.is_admin:
         raise Forbidden("this needs the admin role")
@@ -177,6 +188,7 @@ class Users:
         display_name: str | None = None,
     ) -> User:
         require_admin(principal)
+        _no_new_admins(role)
         address = normalize_email(email)
         check_policy(password, self._settings)
         hashed = self._hasher.hash(password)
@@ -207,10 +219,11 @@ class Users:
         password: str | None = None,
     ) -> User:
         """Change a user. Disabling or setting a password ends its sessions and tokens;
-        an admin cannot disable or demote itself (the tenant would lose its admin)."""
+        an admin can demote another admin but cannot promote anyone, nor disable or
+        demote itself (the tenant would lose its admin)."""
         require_admin(principal)
-        if role is not None and role not in ROLES:
-            raise InvalidInput("role: user or admin", details={"field": "role"})
+        if role is not None:
+            _no_new_admins(role)
         if principal.id == user_id and (disabled or (role is not None and role != "admin")):
             raise Conflict("an admin cannot disable or demote itself; ask another admin")
         hashed = None
