@@ -28,6 +28,7 @@ import io
 import json
 import logging
 import re
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -91,6 +92,15 @@ NOT_WALKED: dict[str, str] = {
     "POST /v1/auth/login": "public; test_login_names_its_tenant below and test_auth_login",
     "POST /v1/auth/register": "public; test_auth_login::test_registration_*",
     "POST /v1/auth/logout": "ends the walker's sessions; test_logout_is_tenant_local below",
+}
+
+# Routes anyone may call without a credential. Every other route must answer
+# 401 to a request that carries none (test_every_other_route_needs_a_credential).
+PUBLIC: dict[str, str] = {
+    "GET /healthz": "liveness",
+    "GET /readyz": "readiness (no tenant data)",
+    "POST /v1/auth/login": "how a credential is obtained",
+    "POST /v1/auth/register": "public sign-up, off by default",
 }
 
 # Tenant tables with no plant yet, and why that is acceptable for now.
@@ -390,6 +400,34 @@ def test_the_suite_catches_leaks(world: World, debug_logs: io.StringIO) -> None:
 def _response_text_stable(response: Any) -> str:
     # Only the bits that must not move: status and body.
     return f"{response.status_code} {response.text}"
+
+
+def test_every_other_route_needs_a_credential(world: World) -> None:
+    """A route that forgot PrincipalDep fails here, whatever it does."""
+    spec = world.client.get("/openapi.json").json()
+    ids = {e: uuid.uuid4() for e in set(ENTITY_OF.values())}
+    anonymous = world.browser().client
+    wrong: list[str] = []
+    for path, method in _routes(spec):
+        route = f"{method.upper()} {path}"
+        if route in PUBLIC:
+            continue
+        try:
+            probe = build_probe(
+                spec, path, method, ENTITY_OF, QUERY_OVERRIDES.get(route, {}), ids, None
+            )
+        except CannotWalk as exc:
+            wrong.append(str(exc))
+            continue
+        kwargs: dict[str, Any] = {"headers": {"Origin": ORIGIN}}
+        if probe.body is not None:
+            kwargs["json"] = probe.body
+        if probe.files is not None:
+            kwargs["files"], kwargs["data"] = probe.files, probe.form or {}
+        response = anonymous.request(method.upper(), probe.url, **kwargs)
+        if response.status_code != 401:
+            wrong.append(f"{route}: {response.status_code} without a credential")
+    assert wrong == [], "\n".join(wrong)
 
 
 def test_every_tenant_table_is_planted(world: World) -> None:

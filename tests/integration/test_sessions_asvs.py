@@ -242,3 +242,14 @@ def test_get_routes_change_no_state(world: World) -> None:
     for t in tables:
         rows = world.owner.execute(f"SELECT row_to_json(x)::text FROM {t} x ORDER BY 1").fetchall()
         assert rows == snapshot[t], t
+
+
+def test_a_deleted_tenant_loses_every_credential(world: World) -> None:
+    user = world.browser()
+    user.login("acme", "user@acme.test")
+    token = user.post("/v1/tokens", json={"name": "cron", "permissions": ["read"]}).json()
+    world.owner.execute("UPDATE tenants SET deleted_at = now() WHERE id = %s", (world.tenant_a,))
+    assert user.get("/v1/auth/me").status_code == 401
+    bearer_header = {"Authorization": f"Bearer {token['token']}"}
+    assert world.browser().client.get("/v1/auth/me", headers=bearer_header).status_code == 401
+    assert world.browser().login("acme", "user@acme.test").status_code == 401

@@ -92,6 +92,7 @@ class Sessions:
                 " s.last_seen_at, s.expires_at, u.id AS user_id, u.tenant_id, u.role, u.groups,"
                 " u.disabled, u.credential_version"
                 " FROM sessions s JOIN users u ON u.id = s.user_id"
+                " JOIN tenants t ON t.id = s.tenant_id AND t.deleted_at IS NULL"
                 " WHERE s.token_digest = %s AND s.revoked_at IS NULL",
                 (digest,),
             ).fetchone()

@@ -163,6 +163,7 @@ class Tokens:
                 "SELECT t.id AS token_id, t.tenant_id, t.user_id, t.permissions,"
                 " t.groups AS token_groups, t.expires_at, u.role, u.groups, u.disabled"
                 " FROM api_tokens t LEFT JOIN users u ON u.id = t.user_id"
+                " JOIN tenants n ON n.id = t.tenant_id AND n.deleted_at IS NULL"
                 " WHERE t.token_digest = %s AND t.revoked_at IS NULL",
                 (digest,),
             ).fetchone()
