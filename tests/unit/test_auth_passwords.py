@@ -101,3 +101,8 @@ def test_csrf_tokens_differ_per_session_and_origins_are_exact() -> None:
         "http://127.0.0.1:8000",
         "http://localhost:8000",
     ]
+
+
+def test_every_auth_setting_is_documented() -> None:
+    short = [n for n, f in AuthSettings.model_fields.items() if len(f.description or "") < 10]
+    assert short == []
