@@ -6,6 +6,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from grounded.auth.passwords import Hasher
 from grounded.auth.settings import AuthSettings
@@ -250,3 +252,28 @@ def test_registration_creates_users_only_and_reveals_nothing(world: World) -> No
     weak = world.client.post("/v1/auth/register", json={**body, "password": "12345678"})
     assert weak.status_code == 422
     assert Browser(world.client).login("acme", "new@acme.test", body["password"]).status_code == 200
+
+
+_PRINTABLE = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=300)
+_SHAPED = st.builds(
+    lambda prefix, tenant, secret: f"{prefix}.{tenant}.{secret}",
+    st.sampled_from(["gs1", "gt1", "gs2", ""]),
+    st.text("0123456789abcdef-", max_size=40),
+    st.text("ABCxyz019_-=.", max_size=60),
+)
+
+
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(value=st.one_of(_PRINTABLE, _SHAPED), where=st.sampled_from(["cookie", "bearer", "raw"]))
+def test_fuzzed_credentials_are_401_never_500(world: World, value: str, where: str) -> None:
+    headers = {
+        "cookie": {"Cookie": f"grounded_session={value}"},
+        "bearer": {"Authorization": f"Bearer {value}"},
+        "raw": {"Authorization": value},
+    }[where]
+    response = world.client.get("/v1/auth/me", headers=headers)
+    assert response.status_code == 401, (value, response.text)
