@@ -27,7 +27,14 @@ class CrossEncoder:
                 f"gateway.local.rerank_onnx_path: {root} must hold model.onnx and tokenizer.json"
             )
         import onnxruntime
-        from tokenizers import Tokenizer
+
+        try:
+            from tokenizers import Tokenizer
+        except ImportError as exc:  # shipped with the audio extra (faster-whisper)
+            raise ConfigError(
+                "gateway.local.rerank_onnx_path needs the 'tokenizers' package: "
+                "pip install tokenizers (or the grounded[audio] extra)"
+            ) from exc
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads

@@ -372,7 +372,7 @@ class Gateway:
         }
         tokens = tries_total = redactions = 0
         cost = 0.0
-        qualified, dim = _qualified(provider, "embed"), 0
+        qualified, dim = _qualified(provider, "embed"), provider.embed_dim or 0
         for start in range(0, len(todo), provider.max_batch):
             batch = todo[start : start + provider.max_batch]
             sub = EmbedRequest(texts=tuple(texts[i] for i in batch), role=request.role)

@@ -38,6 +38,8 @@ class Provider:
     egress: bool = False
     """True when requests leave the process (redaction applies, budgets meter it)."""
     max_batch: int = 64
+    embed_dim: int | None = None
+    """Width of this provider's vectors when known before a call (for empty inputs)."""
 
     def tasks(self) -> frozenset[str]:
         raise NotImplementedError

@@ -59,6 +59,7 @@ class LocalProvider(Provider):
         self.name = "local"
         self._threads = settings.threads
         self.max_batch = settings.embed_batch
+        self.embed_dim = local_models.EMBED_DIM
         self._cross_encoder = None
         if settings.rerank_onnx_path:
             from grounded.gateway.cross_encoder import CrossEncoder
