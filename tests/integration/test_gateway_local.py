@@ -18,7 +18,7 @@ import pytest
 from grounded.auth.principal import Principal
 from grounded.config import Settings
 from grounded.db import Database
-from grounded.errors import UnsupportedLanguage
+from grounded.errors import ModelError, UnsupportedLanguage
 from grounded.gateway import (
     DescribeRequest,
     EnrichRequest,
@@ -173,3 +173,16 @@ def test_fallbacks_are_labelled_and_sensible(gateway: Gateway, tenant: Principal
     assert draft.value.sql == 'SELECT AVG("amount") AS value FROM "invoices"'
     unknown = gateway.sql(tenant, SqlRequest("Who signed it?", "invoices", ("amount",)))
     assert unknown.value.sql == "" and "no SQL model" in unknown.value.explanation
+
+
+def test_garbage_input_is_a_model_error_never_a_crash(
+    gateway: Gateway, tenant: Principal, database: Database
+) -> None:
+    with pytest.raises(ModelError) as bad_image:
+        gateway.ocr(tenant, b"definitely not an image")
+    assert bad_image.value.provider == "local"
+    with pytest.raises(ModelError) as bad_audio:
+        gateway.transcribe(tenant, b"RIFF....not really audio", "en")
+    assert bad_audio.value.provider == "local" and "transcribe" in bad_audio.value.message
+    rows = GatewayStore(database).ledger(tenant.tenant_id)
+    assert [(r["task"], r["outcome"]) for r in rows] == [("transcribe", "error"), ("ocr", "error")]

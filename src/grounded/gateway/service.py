@@ -316,7 +316,9 @@ class Gateway:
                 )
         try:
             reply, tries = with_retry(
-                lambda: invoke(provider, outbound), self.settings.retry, sleep=self._sleep
+                lambda: _guarded(provider, task, lambda: invoke(provider, outbound)),
+                self.settings.retry,
+                sleep=self._sleep,
             )
         except ModelError as exc:
             if caps is not None:
@@ -478,6 +480,21 @@ class Gateway:
         return codec.digest("generate-context", provider, model, context), [
             float(x) for x in vector
         ]
+
+
+def _guarded(provider: Provider, task: str, call: Callable[[], T]) -> T:
+    """Turn a provider's unexpected exception (a library bug, a corrupt input that
+    crashes a decoder) into a ``ModelError`` naming it, so callers see one error type
+    and the next provider gets its turn."""
+    try:
+        return call()
+    except GroundedError:
+        raise
+    except Exception as exc:
+        raise ModelError(
+            f"provider {provider.name!r} failed on {task}: {type(exc).__name__}: {exc}"[:300],
+            provider=provider.name,
+        ) from exc
 
 
 def _qualified(provider: Provider, task: str) -> str:
