@@ -120,4 +120,11 @@ def vectors_of(conn: Connection, table: str, entry_ids: Sequence[int]) -> dict[i
         ),
         (list(entry_ids),),
     ).fetchall()
-    return {int(r["entry_id"]): np.asarray(r["embedding"], dtype=np.float32) for r in rows}
+    return {int(r["entry_id"]): _array(r["embedding"]) for r in rows}
+
+
+def _array(value: object) -> Vectors:
+    """pgvector-python returns ``Vector`` objects (0.4+) or numpy arrays (older)."""
+    to_numpy = getattr(value, "to_numpy", None)
+    raw = to_numpy() if to_numpy is not None else value
+    return np.asarray(raw, dtype=np.float32)
