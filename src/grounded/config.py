@@ -25,6 +25,7 @@ from pydantic_settings import (
 
 from grounded.auth.settings import AuthSettings
 from grounded.gateway.settings import GatewaySettings
+from grounded.index.settings import IndexSettings
 
 DEFAULT_CONFIG_FILE = "grounded.toml"
 
@@ -82,6 +83,11 @@ class Settings(BaseSettings):
     auth: AuthSettings = Field(
         default_factory=AuthSettings,
         description="Passwords, sessions, CSRF origins and login rate limits (GROUNDED_AUTH__...).",
+    )
+    index: IndexSettings = Field(
+        default_factory=IndexSettings,
+        description="Lexical and dense index: BM25, filtered vector search, history "
+        "(GROUNDED_INDEX__...).",
     )
     gateway: GatewaySettings = Field(
         default_factory=GatewaySettings,

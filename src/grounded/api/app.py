@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from grounded import __version__
-from grounded.api import auth, catalog, errors, health, knowledge, tokens, users
+from grounded.api import auth, catalog, errors, health, index, knowledge, tokens, users
 from grounded.config import Settings
 from grounded.db import Database
 
@@ -42,4 +42,5 @@ def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
     app.include_router(tokens.router)
     app.include_router(catalog.router)
     app.include_router(knowledge.router)
+    app.include_router(index.router)
     return app

@@ -11,6 +11,7 @@ from grounded.cli import (
     config_cmd,
     db_cmd,
     doctor_cmd,
+    index_cmd,
     knowledge_cmd,
     models_cmd,
     serve_cmd,
@@ -35,6 +36,7 @@ app.command("worker")(worker_cmd.worker)
 app.add_typer(worker_cmd.queue_app, name="queue")
 app.command("doctor")(doctor_cmd.doctor)
 app.add_typer(knowledge_cmd.app, name="knowledge")
+app.add_typer(index_cmd.app, name="index")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(tenant_cmd.app, name="tenant")
 app.add_typer(admin_cmd.app, name="admin")
