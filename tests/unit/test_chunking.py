@@ -121,3 +121,21 @@ def test_config_is_versioned_and_validated() -> None:
         ChunkingConfig(child_chars=100, child_overlap=60)
     with pytest.raises(ValueError, match="parent_chars"):
         ChunkingConfig(child_chars=1000, parent_chars=500)
+
+
+def test_a_long_table_is_split_into_parents_by_rows_with_true_cell_ranges() -> None:
+    data = (EVAL / "documents" / "data_1.csv").read_bytes()
+    config = ChunkingConfig(child_chars=400, child_overlap=50, parent_chars=1200)
+    document = extract(data, "data_1.csv")
+    chunks = chunk_document(document, config)
+    parents = [c for c in chunks if c.role == "parent"]
+    assert len(parents) >= 3
+    assert all(len(p.text) <= 1200 for p in parents)
+    assert all(c.table_index == 0 for c in chunks if c.role == "child")
+    header = "| column_1 | mpg | cyl |"
+    assert all(c.text.startswith(header) for c in chunks if c.role == "child")
+    ranges = [c.provenance.cell_range for c in chunks if c.role == "child"]
+    assert ranges[0] is not None and ranges[0].startswith("A2:L")
+    assert ranges[-1] is not None and ranges[-1].endswith("L33")
+    volvo = next(c for c in chunks if c.role == "child" and "Volvo 142E" in c.text)
+    assert volvo.provenance.cell_range is not None and volvo.provenance.cell_range.endswith("33")

@@ -132,29 +132,57 @@ def _parents(blocks: tuple[Block, ...], limit: int) -> list[list[Block]]:
     return groups
 
 
-def _table_children(block: Block, table: Table, limit: int) -> list[tuple[str, Provenance]]:
-    """Row groups of a table, header repeated, each with its own cell range."""
-    out: list[tuple[str, Provenance]] = []
+def _row_groups(
+    table: Table, prov: Provenance, limit: int
+) -> list[tuple[int, int, str, Provenance]]:
+    """(first row, end row, Markdown, provenance) slices of a table, header repeated.
+
+    Each slice's Markdown fits ``limit`` (a single over-long row stands alone);
+    spreadsheet provenance narrows to the slice's own cell range.
+    """
+    out: list[tuple[int, int, str, Provenance]] = []
     rows = table.rows
     start = 0
     while start < len(rows):
         end = start + 1
         while end < len(rows) and len(table.to_markdown(rows[start : end + 1])) <= limit:
             end += 1
-        prov = block.provenance
+        sliced = prov
         if prov.cell_range and table.row_numbers:
             cols = prov.cell_range.split(":")
             first_col = "".join(ch for ch in cols[0] if ch.isalpha())
             last_col = "".join(ch for ch in cols[-1] if ch.isalpha())
             r0, r1 = table.row_numbers[start], table.row_numbers[end - 1]
-            prov = replace(prov, cell_range=f"{first_col}{r0}:{last_col}{r1}")
-        out.append((table.to_markdown(rows[start:end]), prov))
+            sliced = replace(prov, cell_range=f"{first_col}{r0}:{last_col}{r1}")
+        out.append((start, end, table.to_markdown(rows[start:end]), sliced))
         start = end
-    return out or [(block.text, block.provenance)]
+    return out
+
+
+def _split_tables(
+    blocks: tuple[Block, ...], tables: list[Table], origin: list[int], limit: int
+) -> tuple[Block, ...]:
+    """Tables longer than a parent become several table blocks (row slices).
+
+    Each slice is appended to ``tables`` as a sub-table, and ``origin`` maps its
+    index back to the document's table, so chunk ``table_index`` stays true.
+    """
+    out: list[Block] = []
+    for block in blocks:
+        if block.table_index is None or block.modality != "table" or len(block.text) <= limit:
+            out.append(block)
+            continue
+        table = tables[block.table_index]
+        for start, end, text, prov in _row_groups(table, block.provenance, limit):
+            numbers = table.row_numbers[start:end] if table.row_numbers else ()
+            tables.append(replace(table, rows=table.rows[start:end], row_numbers=numbers))
+            origin.append(origin[block.table_index])
+            out.append(replace(block, text=text, provenance=prov, table_index=len(tables) - 1))
+    return tuple(out)
 
 
 def _children(
-    group: list[Block], tables: tuple[Table, ...], config: ChunkingConfig
+    group: list[Block], tables: list[Table], config: ChunkingConfig
 ) -> list[tuple[Block, str, Provenance]]:
     """(source block, child text, provenance) for one parent's blocks."""
     out: list[tuple[Block, str, Provenance]] = []
@@ -170,7 +198,7 @@ def _children(
         if block.table_index is not None and block.modality == "table":
             flush()
             table = tables[block.table_index]
-            for text, prov in _table_children(block, table, config.table_child_chars):
+            for _, _, text, prov in _row_groups(table, block.provenance, config.table_child_chars):
                 out.append((block, text, prov))
         elif len(block.text) > config.child_chars:
             flush()
@@ -209,8 +237,11 @@ def chunk_document(
     """
     cfg = config or ChunkingConfig()
     chunks: list[Chunk] = []
+    tables = list(document.tables)
+    origin = list(range(len(tables)))
     for section in document.sections:
-        for group in _parents(section.blocks, cfg.parent_chars):
+        blocks = _split_tables(section.blocks, tables, origin, cfg.parent_chars)
+        for group in _parents(blocks, cfg.parent_chars):
             modalities = {b.modality for b in group}
             parent_modality: Modality = group[0].modality if len(modalities) == 1 else "text"
             parent_text = "\n\n".join(b.text for b in group)
@@ -229,7 +260,7 @@ def chunk_document(
                     content_sha256=_sha(parent_text),
                 )
             )
-            for block, text, prov in _children(group, document.tables, cfg):
+            for block, text, prov in _children(group, tables, cfg):
                 chunks.append(
                     Chunk(
                         ordinal=len(chunks),
@@ -240,7 +271,9 @@ def chunk_document(
                         language=detect_language(text),
                         content_sha256=_sha(text),
                         parent_ordinal=parent_ordinal,
-                        table_index=block.table_index,
+                        table_index=(
+                            None if block.table_index is None else origin[block.table_index]
+                        ),
                         asset_index=block.asset_index,
                     )
                 )

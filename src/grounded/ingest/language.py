@@ -14,6 +14,7 @@ import threading
 from typing import Any
 
 _MIN_LETTERS = 12
+_CHINESE_VARIETIES = {"wuu", "yue", "zh"}
 _lock = threading.Lock()
 _identifier: Any = None
 
@@ -66,4 +67,6 @@ def detect_language(text: str) -> str | None:
     language, probability = _model().classify(text)
     if language in ("zxx", "und") or probability < 0.5:
         return None
+    if han and language in _CHINESE_VARIETIES:
+        return "zh"  # a few Han characters in mostly Latin text: the written language is zh
     return str(language)

@@ -13,6 +13,7 @@ it is indexed once, as a table.
 from __future__ import annotations
 
 import io
+import itertools
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -92,12 +93,24 @@ def _text_runs(page: pdfium.PdfPage, height: float) -> list[Line]:
 
 
 def _looks_tabular(runs: list[Line]) -> bool:
-    """Three or more lines holding three or more separate runs: columns, maybe a table."""
-    rows: dict[int, int] = {}
+    """Columns: 3+ lines with 2+ wide gaps whose next runs start at shared x positions.
+
+    Cheap (runs are already extracted) and selective: on the Debian Reference
+    it sends about half the pages to pdfplumber instead of nine in ten.
+    """
+    rows: dict[int, list[Line]] = {}
     for run in runs:
-        key = round(run.bbox[1] / 3)
-        rows[key] = rows.get(key, 0) + 1
-    return sum(1 for n in rows.values() if n >= 3) >= 3
+        rows.setdefault(round(run.bbox[1] / 3), []).append(run)
+    counted = 0
+    columns: dict[int, int] = {}
+    for row in rows.values():
+        row.sort(key=lambda r: r.bbox[0])
+        starts = [b.bbox[0] for a, b in itertools.pairwise(row) if b.bbox[0] - a.bbox[2] >= 6]
+        if len(starts) >= 2:
+            counted += 1
+            for x in {round(s / 4) for s in starts}:
+                columns[x] = columns.get(x, 0) + 1
+    return counted >= 3 and sum(1 for n in columns.values() if n >= 3) >= 2
 
 
 def _good(grid: list[list[str | None]], strict: bool) -> bool:
@@ -112,19 +125,26 @@ def _good(grid: list[list[str | None]], strict: bool) -> bool:
 
 
 def _page_tables(plumber_page: Any) -> list[tuple[tuple[float, float, float, float], list[Any]]]:
-    """Tables on one page: the ruled or the whitespace finder, whichever finds more."""
-    best: list[tuple[tuple[float, float, float, float], list[Any]]] = []
-    best_cells = 0
+    """Tables on one page: ruled tables, unless whitespace columns find clearly more.
+
+    The whitespace finder is the one that reads borderless tables (tabula's
+    data.pdf, the Spanish donor list), but it also splits ruled ones oddly, so
+    it has to beat the ruled finder by 10% in filled cells to be chosen.
+    ``x_tolerance=1.5`` keeps the word spaces of tightly set fonts.
+    """
+    width, height = float(plumber_page.width), float(plumber_page.height)
+    results: list[tuple[list[tuple[tuple[float, float, float, float], list[Any]]], int]] = []
     for settings, strict in ((_LINES, False), (_TEXT, True)):
         found = []
         for table in plumber_page.find_tables(settings):
-            grid = table.extract()
+            grid = table.extract(x_tolerance=1.5)
             if _good(grid, strict):
-                found.append((tuple(table.bbox), grid))
-        cells = sum(1 for _, g in found for row in g for c in row if c)
-        if cells > best_cells:
-            best, best_cells = found, cells
-    return best
+                x0, top, x1, bottom = table.bbox
+                box = (max(x0, 0.0), max(top, 0.0), min(x1, width), min(bottom, height))
+                found.append((box, grid))
+        results.append((found, sum(1 for _, g in found for row in g for c in row if c)))
+    (ruled, ruled_cells), (loose, loose_cells) = results
+    return loose if loose_cells > 1.1 * ruled_cells else ruled
 
 
 def _inside(bbox: tuple[float, float, float, float], box: tuple[float, ...]) -> bool:
