@@ -80,6 +80,12 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(
         default=2, ge=1, description="Jobs one `grounded worker` process runs at once."
     )
+    max_upload_mb: int = Field(
+        default=200,
+        ge=1,
+        le=10_000,
+        description="Largest file accepted by upload or `grounded ingest`, in MiB.",
+    )
     auth: AuthSettings = Field(
         default_factory=AuthSettings,
         description="Passwords, sessions, CSRF origins and login rate limits (GROUNDED_AUTH__...).",
@@ -114,6 +120,11 @@ class Settings(BaseSettings):
         if config_file.is_file():
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=config_file))
         return tuple(sources)
+
+    @property
+    def raw_dir(self) -> Path:
+        """The raw zone: original bytes, content-addressed per tenant."""
+        return self.data_dir / "raw"
 
     @property
     def embedded(self) -> bool:

@@ -8,9 +8,10 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from grounded import __version__
-from grounded.api import auth, catalog, errors, health, index, knowledge, tokens, users
+from grounded.api import auth, catalog, errors, health, index, ingest, knowledge, tokens, users
 from grounded.config import Settings
 from grounded.db import Database
+from grounded.queue import build_queue
 
 
 def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
@@ -22,9 +23,12 @@ def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         owned = database is None
         app.state.database = database if database is not None else Database.open(settings)
+        app.state.queue = build_queue(app.state.database.app_url)
+        app.state.queue.open()
         try:
             yield
         finally:
+            app.state.queue.close()
             if owned:
                 app.state.database.close()
 
@@ -40,6 +44,7 @@ def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
     app.include_router(auth.router)
     app.include_router(users.router)
     app.include_router(tokens.router)
+    app.include_router(ingest.router)
     app.include_router(catalog.router)
     app.include_router(knowledge.router)
     app.include_router(index.router)

@@ -9,6 +9,7 @@ from uuid import UUID
 from fastapi import APIRouter, Query, status
 
 from grounded.api.deps import AdminDep, DatabaseDep
+from grounded.api.ingest import document_public
 from grounded.api.knowledge_schemas import (
     DocumentPage,
     DocumentPatch,
@@ -20,6 +21,7 @@ from grounded.api.knowledge_schemas import (
     SourcePatch,
     SourcePublic,
 )
+from grounded.ingest import runs
 from grounded.knowledge import Documents, Sources
 
 router = APIRouter(prefix="/v1")
@@ -102,8 +104,9 @@ def list_documents(
     page = Documents(database).page(
         principal, cursor=cursor, limit=limit, include_deleted=include_deleted
     )
+    latest = runs.latest_for_documents(database, principal, [d.id for d in page.items])
     return DocumentPage(
-        items=[DocumentPublic.model_validate(dataclasses.asdict(d)) for d in page.items],
+        items=[document_public(d, latest.get(d.id)) for d in page.items],
         next_cursor=page.next_cursor,
     )
 
@@ -111,7 +114,8 @@ def list_documents(
 @router.get("/documents/{document_id}", tags=["documents"], summary="One document")
 def get_document(document_id: UUID, principal: AdminDep, database: DatabaseDep) -> DocumentPublic:
     document = Documents(database).get(principal, document_id)
-    return DocumentPublic.model_validate(dataclasses.asdict(document))
+    latest = runs.latest_for_documents(database, principal, [document_id])
+    return document_public(document, latest.get(document_id))
 
 
 @router.patch(

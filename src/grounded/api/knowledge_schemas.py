@@ -145,6 +145,24 @@ class DocumentPatch(VersionedRequest):
     metadata: dict[str, Any] | None = None
 
 
+class IngestStatus(BaseModel):
+    """Background work on the document's newest version (seed 001 ADR-009)."""
+
+    run_id: UUID
+    document_version_id: UUID
+    status: Literal["queued", "running", "done", "failed"]
+    stage: str = Field(description="detect, extract, chunk, enrich, embed, index or done.")
+    progress: float = Field(description="0 to 1, weighted by the usual time of each stage.")
+    attempts: int
+    error_code: str | None
+    error: str | None = Field(description="What went wrong, in words a person can act on.")
+    timings: dict[str, float] = Field(description="Seconds spent per finished stage.")
+    detail: dict[str, Any] = Field(description="Type, pages, chunk counts, warnings, models.")
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
 class DocumentPublic(BaseModel):
     id: UUID
     source_id: UUID | None
@@ -158,6 +176,7 @@ class DocumentPublic(BaseModel):
     created_at: datetime
     updated_at: datetime
     deleted_at: datetime | None
+    ingest: IngestStatus | None = None
 
 
 class DocumentVersionPublic(BaseModel):

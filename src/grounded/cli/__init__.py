@@ -12,6 +12,7 @@ from grounded.cli import (
     db_cmd,
     doctor_cmd,
     index_cmd,
+    ingest_cmd,
     knowledge_cmd,
     models_cmd,
     serve_cmd,
@@ -37,6 +38,8 @@ app.add_typer(worker_cmd.queue_app, name="queue")
 app.command("doctor")(doctor_cmd.doctor)
 app.add_typer(knowledge_cmd.app, name="knowledge")
 app.add_typer(index_cmd.app, name="index")
+app.command("ingest")(ingest_cmd.ingest)
+app.add_typer(ingest_cmd.documents_app, name="documents")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(tenant_cmd.app, name="tenant")
 app.add_typer(admin_cmd.app, name="admin")

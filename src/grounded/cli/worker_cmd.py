@@ -23,6 +23,7 @@ def worker(
     settings = load_settings()
     with Database.open(settings) as database:
         run_worker(
+            settings,
             database,
             concurrency=concurrency or settings.worker_concurrency,
             queues=queue or None,

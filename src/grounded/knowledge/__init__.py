@@ -5,7 +5,7 @@ and the confidence and review rules. Tables stay behind these.
 """
 
 from grounded.knowledge.confidence import LABELS, Label
-from grounded.knowledge.documents import Document, Documents, DocumentVersion
+from grounded.knowledge.documents import Document, Documents, DocumentVersion, check_groups
 from grounded.knowledge.history import Event, list_events
 from grounded.knowledge.items import ItemFilter, KnowledgeItem, KnowledgeItems, NewItem
 from grounded.knowledge.paging import Page
@@ -27,5 +27,6 @@ __all__ = [
     "ReviewInput",
     "Source",
     "Sources",
+    "check_groups",
     "list_events",
 ]

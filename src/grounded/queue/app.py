@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import socket
+from dataclasses import dataclass
 from typing import Any
 
 import procrastinate
 
+from grounded.config import Settings
 from grounded.db import Database
 from grounded.queue import tasks
 
-DB_CONTEXT_KEY = "database"
+CONTEXT_KEY = "worker"
+
+
+@dataclass(frozen=True)
+class WorkerContext:
+    """What jobs of one worker process share (built once, passed via the job context)."""
+
+    settings: Settings
+    database: Database
+    gateway: Any  # grounded.gateway.Gateway, imported lazily (models load on first use)
+    blobs: Any  # grounded.storage.BlobStore
 
 
 def build_queue(conninfo: str) -> procrastinate.App:
@@ -20,7 +33,17 @@ def build_queue(conninfo: str) -> procrastinate.App:
     return app
 
 
+def worker_context(settings: Settings, database: Database) -> WorkerContext:
+    from grounded.gateway import open_gateway
+    from grounded.storage import BlobStore
+
+    return WorkerContext(
+        settings, database, open_gateway(settings, database), BlobStore(settings.raw_dir)
+    )
+
+
 def run_worker(
+    settings: Settings,
     database: Database,
     *,
     concurrency: int,
@@ -30,19 +53,23 @@ def run_worker(
 ) -> None:
     """Run a worker until SIGINT/SIGTERM (or, with ``wait=False``, until the queue is empty).
 
-    A SIGTERM lets running jobs finish; a killed worker's jobs are retried by
-    the next worker once its heartbeat goes stale (procrastinate's stalled-job
-    recovery), so the stages themselves must be idempotent.
+    A SIGTERM lets running jobs finish. A killed worker's jobs are found by the
+    periodic ``retry_stalled`` task once its heartbeat is stale and run again;
+    the pipeline stages are idempotent, so nothing is lost or duplicated.
     """
+    context = worker_context(settings, database)
     app = build_queue(database.app_url)
     options: dict[str, Any] = {
         "concurrency": concurrency,
-        "name": name or f"{socket.gethostname()}:{__import__('os').getpid()}",
+        "name": name or f"{socket.gethostname()}:{os.getpid()}",
         "wait": wait,
-        "additional_context": {DB_CONTEXT_KEY: database},
+        "additional_context": {CONTEXT_KEY: context},
         "install_signal_handlers": True,
     }
     if queues:
         options["queues"] = queues
-    with app.open():
-        app.run_worker(**options)
+    try:
+        with app.open():
+            app.run_worker(**options)
+    finally:
+        context.gateway.close()

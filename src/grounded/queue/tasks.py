@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import socket
+import uuid
 from typing import Any
 
 import procrastinate
 
 blueprint = procrastinate.Blueprint()
+
+WORKER_ID = uuid.uuid5(uuid.NAMESPACE_URL, "grounded:worker")
+STALLED_AFTER_S = 30
 
 
 @blueprint.task(name="probe", queue="default", pass_context=True)
@@ -16,8 +20,37 @@ def probe(context: procrastinate.JobContext, probe_id: str) -> None:
     """Prove the queue works end to end: a worker picks this up and records itself."""
     from grounded.queue.probe import complete_probe
 
-    database = context.additional_context["database"]
-    complete_probe(database, probe_id, worker=f"{socket.gethostname()}:{os.getpid()}")
+    worker = context.additional_context["worker"]
+    complete_probe(worker.database, probe_id, worker=f"{socket.gethostname()}:{os.getpid()}")
+
+
+@blueprint.task(
+    name="ingest",
+    queue="ingest",
+    pass_context=True,
+    retry=procrastinate.RetryStrategy(max_attempts=3, exponential_wait=2),
+)
+def ingest(context: procrastinate.JobContext, tenant_id: str, run_id: str) -> None:
+    """Run one document version through the write path (resumable per stage)."""
+    from grounded.auth.principal import Principal
+    from grounded.ingest.pipeline import PipelineContext, run_ingest
+
+    worker = context.additional_context["worker"]
+    principal = Principal("system", WORKER_ID, uuid.UUID(tenant_id), frozenset({"admin"}))
+    run_ingest(
+        PipelineContext(worker.database, worker.gateway, worker.blobs), principal, uuid.UUID(run_id)
+    )
+
+
+@blueprint.periodic(cron="* * * * *")
+@blueprint.task(
+    name="retry_stalled", queue="default", pass_context=True, queueing_lock="retry_stalled"
+)
+async def retry_stalled(context: procrastinate.JobContext, timestamp: int) -> None:
+    """Requeue jobs whose worker stopped sending heartbeats (killed, lost host)."""
+    manager = context.app.job_manager
+    for job in await manager.get_stalled_jobs(seconds_since_heartbeat=STALLED_AFTER_S):
+        await manager.retry_job(job)
 
 
 def task_names() -> list[str]:
