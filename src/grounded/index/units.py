@@ -9,8 +9,9 @@ documents. Chunks inherit ACL groups, category and confidence from their
 document (``metadata.category`` / ``metadata.confidence``); items inherit
 the ACL groups of the document they cite, if any.
 
-Only live rows are units: documents not soft-deleted, chunks of the current
-version, items not soft-deleted. Everything here is read in the caller's
+Only live rows are units: documents not soft-deleted, child chunks of the
+current version (parents are context for small-to-big, not retrieval units),
+items not soft-deleted. Everything here is read in the caller's
 tenant-bound transaction, so row-level security scopes it.
 """
 
@@ -35,7 +36,8 @@ SELECT 'chunk' AS kind, c.id, c.document_id, c.content_sha256 AS content_hash,
        d.metadata->>'confidence' AS confidence, d.metadata->>'category' AS category,
        c.created_at {heavy_chunk}
 FROM chunks c JOIN documents d ON d.id = c.document_id
-WHERE d.deleted_at IS NULL AND c.document_version_id = d.current_version_id {where}
+WHERE d.deleted_at IS NULL AND c.document_version_id = d.current_version_id
+  AND c.role = 'child' {where}
 """
 _ITEMS = """
 SELECT 'item' AS kind, i.id, i.document_id,
