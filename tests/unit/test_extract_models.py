@@ -123,7 +123,7 @@ def speech(tmp_path_factory: pytest.TempPathFactory) -> bytes:
 @needs_speech
 def test_audio_transcript_has_time_ranges(engines: Engines, speech: bytes) -> None:
     document = extract(speech, "memo.wav", engines=engines)
-    assert document.mime_type == "audio/wav"
+    assert document.mime_type == "audio/wav" and document.assets[0].media_type == "audio/wav"
     assert "documents" in document.text.lower()
     chunks = chunk_document(document)
     child = next(c for c in chunks if c.role == "child")

@@ -146,3 +146,19 @@ def test_scan_without_ocr_engine_warns_instead_of_inventing_text() -> None:
     document = extract(buffer.getvalue(), "scan.pdf")
     assert document.sections == ()
     assert any("no text layer" in w for w in document.warnings)
+
+
+def test_two_columns_stay_apart_in_reading_order() -> None:
+    from grounded.ingest.extract.layout import Line, group_lines, paragraphs
+
+    # Content-stream order of a two-column page: the left column, then the right.
+    left = [Line(f"left {i}", (50, 100 + 12 * i, 250, 110 + 12 * i)) for i in range(3)]
+    right = [Line(f"right {i}", (320, 100 + 12 * i, 520, 110 + 12 * i)) for i in range(3)]
+    lines = group_lines(left + right)
+    assert [line.text for line in lines] == [f"left {i}" for i in range(3)] + [
+        f"right {i}" for i in range(3)
+    ]
+    assert [p.text for p in paragraphs(lines)] == [
+        "left 0\nleft 1\nleft 2",
+        "right 0\nright 1\nright 2",
+    ]

@@ -36,6 +36,7 @@ class Engines:
 
 def _dispatch(
     kind: str,
+    mime: str,
     data: bytes,
     engines: Engines,
     limits: ExtractionLimits,
@@ -84,7 +85,9 @@ def _dispatch(
     if kind == "audio":
         from grounded.ingest.extract.audio import extract_audio
 
-        return extract_audio(data, transcriber=engines.transcriber, language=language_hint)
+        return extract_audio(
+            data, transcriber=engines.transcriber, language=language_hint, media_type=mime
+        )
     raise ExtractionError(f"no extractor for {kind}", reason="unsupported_type")
 
 
@@ -105,7 +108,15 @@ def extract(
     """
     detected = detect(data, filename, limits=limits)
     try:
-        document = _dispatch(detected.kind, data, engines or Engines(), limits, pdf, language_hint)
+        document = _dispatch(
+            detected.kind,
+            detected.mime_type,
+            data,
+            engines or Engines(),
+            limits,
+            pdf,
+            language_hint,
+        )
     except GroundedError:
         raise
     except (MemoryError, RecursionError) as exc:
@@ -118,6 +129,7 @@ def extract(
             f"the {detected.kind.upper()} file could not be read ({type(exc).__name__}); "
             "it is probably damaged or truncated: re-save it and upload it again",
             reason="corrupt",
+            details={"exception": type(exc).__name__},
         ) from exc
     warnings = document.warnings
     if detected.warning:

@@ -16,12 +16,16 @@ from grounded.ingest.records import Asset, Block, ExtractedDocument, Provenance,
 
 
 def extract_audio(
-    data: bytes, *, transcriber: Transcriber | None, language: str | None = None
+    data: bytes,
+    *,
+    transcriber: Transcriber | None,
+    language: str | None = None,
+    media_type: str = "audio/*",
 ) -> ExtractedDocument:
     """One block per transcript segment (start_s/end_s provenance), one audio asset."""
     asset = Asset(
         kind="audio",
-        media_type="audio/*",
+        media_type=media_type,
         sha256=hashlib.sha256(data).hexdigest(),
         size=len(data),
         provenance=Provenance(),

@@ -7,6 +7,7 @@ with the origin at the top-left, in whatever unit the caller uses.
 
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
 
 BBox = tuple[float, float, float, float]
@@ -26,40 +27,62 @@ def _union(boxes: list[BBox]) -> BBox:
     )
 
 
-def group_lines(runs: list[Line]) -> list[Line]:
-    """Merge runs whose vertical centres fall within half a line of each other.
+def _overlaps(a: BBox, b: BBox) -> bool:
+    return a[0] < b[2] and b[0] < a[2]
 
-    Runs arrive in content-stream order, which is usually but not always
-    reading order; lines are returned top to bottom, runs left to right.
+
+def group_lines(runs: list[Line]) -> list[Line]:
+    """Join consecutive runs that continue a line: same row, a word-sized gap to the right.
+
+    Runs are taken in the order given (the content stream's, which is the
+    reading order for nearly every generator), never re-sorted by position:
+    sorting by y would merge the two columns of a two-column page into one
+    line of nonsense. A wide gap (over 3 line heights) starts a new line, so
+    side-by-side columns stay apart.
     """
-    ordered = sorted(runs, key=lambda r: ((r.bbox[1] + r.bbox[3]) / 2, r.bbox[0]))
     groups: list[list[Line]] = []
-    for run in ordered:
-        centre = (run.bbox[1] + run.bbox[3]) / 2
+    for run in runs:
         if groups:
-            last = groups[-1]
-            box = _union([r.bbox for r in last])
-            half = max((box[3] - box[1]) / 2, 1.0)
-            if abs(centre - (box[1] + box[3]) / 2) <= half:
-                last.append(run)
+            current = groups[-1]
+            box = _union([r.bbox for r in current])
+            height = max(box[3] - box[1], 1.0)
+            # Same row: the vertical spans overlap by 30% of the smaller one (glyph
+            # boxes are tight, so a comma sits low and a capital high in its line).
+            overlap = min(box[3], run.bbox[3]) - max(box[1], run.bbox[1])
+            smaller = max(min(height, run.bbox[3] - run.bbox[1]), 0.5)
+            gap = run.bbox[0] - current[-1].bbox[2]
+            if overlap >= 0.3 * smaller and -height <= gap <= 3 * height:
+                current.append(run)
                 continue
         groups.append([run])
-    lines = []
-    for group in groups:
-        group.sort(key=lambda r: r.bbox[0])
-        lines.append(Line(" ".join(r.text for r in group), _union([r.bbox for r in group])))
-    return lines
+    return [Line(_join(group), _union([r.bbox for r in group])) for group in groups]
+
+
+def _join(group: list[Line]) -> str:
+    """Runs joined by a space, except where they touch (a comma after its word)."""
+    box = _union([r.bbox for r in group])
+    tight = 0.2 * max(box[3] - box[1], 1.0)
+    text = group[0].text
+    for prev, run in itertools.pairwise(group):
+        text += ("" if run.bbox[0] - prev.bbox[2] < tight else " ") + run.text
+    return text
 
 
 def paragraphs(lines: list[Line]) -> list[Line]:
-    """Join lines into paragraphs where the gap above a line is under ~0.8 line heights."""
+    """Join a line to the paragraph above when it sits just below it and overlaps it.
+
+    "Just below": the gap is under ~0.8 line heights (a blank line or a new
+    column breaks the paragraph); "overlaps": they share some horizontal span.
+    """
     out: list[list[Line]] = []
     for line in lines:
         if out:
             prev = out[-1][-1]
             height = max(prev.bbox[3] - prev.bbox[1], 1.0)
             gap = line.bbox[1] - prev.bbox[3]
-            if gap <= 0.8 * height:
+            if -0.3 * height <= gap <= 0.8 * height and _overlaps(
+                _union([x.bbox for x in out[-1]]), line.bbox
+            ):
                 out[-1].append(line)
                 continue
         out.append([line])

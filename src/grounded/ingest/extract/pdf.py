@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,6 +30,7 @@ from grounded.ingest.tables import build_table
 OcrMode = Literal["auto", "always", "never"]
 _MIN_TEXT_CHARS = 16  # fewer non-space characters than this: treat the page as a scan
 _OCR_SCALE = 2.0  # 144 dpi: enough for body text, cheap enough for CPU OCR
+_OCR_PIXELS = 12_000_000  # an A4 page at 2x is ~2M pixels; 12M allows posters, not bombs
 _LINES = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}
 _TEXT = {"vertical_strategy": "text", "horizontal_strategy": "text", "min_words_vertical": 5}
 
@@ -152,15 +154,37 @@ def _inside(bbox: tuple[float, float, float, float], box: tuple[float, ...]) -> 
     return box[0] - 1 <= cx <= box[2] + 1 and box[1] - 1 <= cy <= box[3] + 1
 
 
-def _ocr_page(page: pdfium.PdfPage, engine: OcrEngine) -> list[Line]:
-    bitmap = page.render(scale=_OCR_SCALE)
+def _top(block: Block) -> float:
+    return block.provenance.bbox[1] if block.provenance.bbox else 0.0
+
+
+def _place_tables(prose: list[Block], tables: list[Block]) -> list[Block]:
+    """Prose in reading order, each table before the first paragraph that starts below it."""
+    out = list(prose)
+    for table in sorted(tables, key=_top, reverse=True):
+        at = next(
+            (i for i, b in enumerate(out) if b.modality != "table" and _top(b) > _top(table)),
+            len(out),
+        )
+        out.insert(at, table)
+    return out
+
+
+def _ocr_page(page: pdfium.PdfPage, engine: OcrEngine, max_pixels: int) -> list[Line]:
+    """Render one page and OCR it; boxes come back in PDF points.
+
+    The scale is capped so the bitmap stays within ``max_pixels``: a page whose
+    MediaBox claims to be metres wide must not become a multi-GB render.
+    """
+    width, height = page.get_size()
+    scale = min(_OCR_SCALE, math.sqrt(max_pixels / max(width * height, 1.0)))
+    bitmap = page.render(scale=scale)
     image = bitmap.to_pil()
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     result = engine.ocr(buffer.getvalue())
-    s = _OCR_SCALE
     return [
-        Line(line.text.strip(), tuple(v / s for v in line.bbox))  # type: ignore[arg-type]
+        Line(line.text.strip(), tuple(v / scale for v in line.bbox))  # type: ignore[arg-type]
         for line in result.lines
         if line.text.strip()
     ]
@@ -223,16 +247,21 @@ def extract_pdf(
                     opts.ocr != "never"
                 ):
                     if ocr is not None:
-                        runs, part = _ocr_page(page, ocr), "ocr"
+                        runs, part = _ocr_page(page, ocr, _OCR_PIXELS), "ocr"
                     elif not blocks:
                         warnings.append(
                             f"page {number} has no text layer and no OCR engine is configured; "
                             "its text is missing"
                         )
-                for text, bbox in paragraphs(group_lines(runs)):
-                    prov = Provenance(page=number, bbox=bbox, heading_path=heading, part=part)
-                    blocks.append(Block(text, "text", prov))
-                blocks.sort(key=lambda b: b.provenance.bbox[1] if b.provenance.bbox else 0.0)
+                prose = [
+                    Block(
+                        text,
+                        "text",
+                        Provenance(page=number, bbox=bbox, heading_path=heading, part=part),
+                    )
+                    for text, bbox in paragraphs(group_lines(runs))
+                ]
+                blocks = _place_tables(prose, blocks)
                 if blocks:
                     sections.append(Section(heading_path=heading, blocks=tuple(blocks)))
             finally:
