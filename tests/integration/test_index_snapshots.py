@@ -22,6 +22,7 @@ from grounded.index import (
     rollback,
     status,
 )
+from grounded.index.loaded import CACHE
 from tests.conftest import make_tenant
 from tests.integration.index_corpus import (
     CORPUS,
@@ -221,11 +222,27 @@ def test_refresh_indexes_only_what_changed(
     assert hit.lexical[0].document_id == str(doc)
     assert hit.dense[0].document_id == str(doc)
     delete_document(owner, acme.tenant_id, doc)
+    item = add_item(owner, acme.tenant_id, "zebra item", review_state="pending")
+    owner.execute("UPDATE knowledge_items SET body = 'pump seal item' WHERE id = %s", (item,))
+    owner.execute("UPDATE knowledge_items SET body = 'seal kit' WHERE body LIKE 'Pump error%%'")
+    bump(owner, acme.tenant_id)
     gone = refresh(builder, acme)
     assert gone is not None
-    assert gone.deleted == 1
+    assert (gone.deleted, gone.indexed) == (1, 2)  # one new item, one replaced
     assert top_ids(reader, acme, "zebra") == []
+    assert str(item) in top_ids(reader, acme, "pump seal")
+    assert len(top_ids(reader, acme, "seal kit")) == 2  # the replaced item, once
     assert not status(database, acme).stale
+    # The reader extended its cached snapshot by the delta; a cold load agrees.
+    queries = ["pump seal", "warranty", "保修期", "zebra tariff", "garantía"]
+    warm = [reader.candidates(acme, q) for q in queries]
+    CACHE.clear()
+    cold = [reader.candidates(acme, q) for q in queries]
+    for a, b in zip(warm, cold, strict=True):
+        assert [(c.unit_id, round(c.score, 9)) for c in a.lexical] == [
+            (c.unit_id, round(c.score, 9)) for c in b.lexical
+        ]
+        assert a.eligible == b.eligible
 
 
 def test_rebuild_recreates_derived_rows_from_canonical_rows(

@@ -69,21 +69,27 @@ def idf(n_eligible: int, df: npt.NDArray[np.int64] | int) -> npt.NDArray[np.floa
     return np.asarray(np.log1p((n_eligible - dfa + 0.5) / (dfa + 0.5)), dtype=np.float64)
 
 
-class Postings:
-    """Immutable CSR postings of one snapshot: ``positions`` index the unit arrays."""
+@dataclass(frozen=True)
+class _Part:
+    """One CSR block: term -> (positions, weighted tfs); positions are global."""
 
-    def __init__(
-        self,
-        vocabulary: dict[str, int],
-        indptr: npt.NDArray[np.int64],
-        positions: npt.NDArray[np.int32],
-        tfs: npt.NDArray[np.float32],
-        lengths: npt.NDArray[np.float32],
-    ) -> None:
-        self.vocabulary = vocabulary
-        self.indptr = indptr
-        self.positions = positions
-        self.tfs = tfs
+    vocabulary: dict[str, int]
+    indptr: npt.NDArray[np.int64]
+    positions: npt.NDArray[np.int32]
+    tfs: npt.NDArray[np.float32]
+
+
+class Postings:
+    """Immutable postings of one snapshot: CSR blocks over one unit position space.
+
+    A full load is one block; a snapshot that adds a delta segment to a cached
+    one is the cached blocks plus one small block (``stacked``), so a new
+    document is searchable without rebuilding the big block. ``df`` sums over
+    blocks, after the eligibility mask (which also hides replaced units).
+    """
+
+    def __init__(self, parts: list[_Part], lengths: npt.NDArray[np.float32]) -> None:
+        self.parts = parts
         self.lengths = lengths
 
     @property
@@ -91,13 +97,23 @@ class Postings:
         return int(self.lengths.shape[0])
 
     @property
+    def count(self) -> int:
+        return sum(int(p.positions.size) for p in self.parts)
+
+    @property
+    def terms(self) -> int:
+        return len(set().union(*(p.vocabulary for p in self.parts))) if self.parts else 0
+
+    @property
     def nbytes(self) -> int:
-        arrays = (self.indptr, self.positions, self.tfs, self.lengths)
-        return sum(int(a.nbytes) for a in arrays)
+        blocks = sum(int(p.indptr.nbytes + p.positions.nbytes + p.tfs.nbytes) for p in self.parts)
+        return blocks + int(self.lengths.nbytes)
 
     @classmethod
-    def build(cls, units: Sequence[tuple[Sequence[str], Sequence[float]]]) -> Postings:
-        """CSR from (terms, weighted tfs) per unit, in unit order."""
+    def build(
+        cls, units: Sequence[tuple[Sequence[str], Sequence[float]]], offset: int = 0
+    ) -> Postings:
+        """CSR from (terms, weighted tfs) per unit, in unit order, from ``offset``."""
         vocabulary: dict[str, int] = {}
         term_ids: list[int] = []
         unit_of: list[int] = []
@@ -106,7 +122,7 @@ class Postings:
         setdefault = vocabulary.setdefault
         for position, (terms, weights) in enumerate(units):
             term_ids.extend(setdefault(t, len(vocabulary)) for t in terms)
-            unit_of.extend([position] * len(terms))
+            unit_of.extend([position + offset] * len(terms))
             tf_list.extend(weights)
             lengths[position] = float(sum(weights))
         tids = np.asarray(term_ids, dtype=np.int64)
@@ -114,13 +130,17 @@ class Postings:
         counts = np.bincount(tids, minlength=len(vocabulary))
         indptr = np.zeros(len(vocabulary) + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
-        return cls(
+        part = _Part(
             vocabulary,
             indptr,
             np.asarray(unit_of, dtype=np.int32)[order],
             np.asarray(tf_list, dtype=np.float32)[order],
-            lengths,
         )
+        return cls([part], lengths)
+
+    def stacked(self, extra: Postings) -> Postings:
+        """These blocks plus ``extra``'s, whose positions start at ``self.size``."""
+        return Postings([*self.parts, *extra.parts], np.concatenate([self.lengths, extra.lengths]))
 
     def scores(
         self, query_terms: Iterable[str], eligible: Mask, params: Bm25Params
@@ -129,22 +149,28 @@ class Postings:
         n = int(np.count_nonzero(eligible))
         if n == 0:
             return np.zeros(0, np.int64), np.zeros(0, np.float64)
-        avgdl = float(self.lengths[eligible].astype(np.float64).mean())
+        avgdl = max(float(self.lengths[eligible].astype(np.float64).mean()), 1e-9)
         accumulator = np.zeros(self.size, dtype=np.float64)
         touched = []
         for term in dict.fromkeys(query_terms):  # de-duplicated (ADR-008)
-            tid = self.vocabulary.get(term)
-            if tid is None:
+            found_positions, found_tfs = [], []
+            for part in self.parts:
+                tid = part.vocabulary.get(term)
+                if tid is None:
+                    continue
+                lo, hi = int(part.indptr[tid]), int(part.indptr[tid + 1])
+                positions = part.positions[lo:hi]
+                keep = eligible[positions]
+                found_positions.append(positions[keep])
+                found_tfs.append(part.tfs[lo:hi][keep])
+            if not found_positions:
                 continue
-            lo, hi = int(self.indptr[tid]), int(self.indptr[tid + 1])
-            positions = self.positions[lo:hi]
-            keep = eligible[positions]
-            positions = positions[keep]
+            positions = np.concatenate(found_positions)
             if positions.size == 0:
                 continue
-            tf = self.tfs[lo:hi][keep].astype(np.float64)
+            tf = np.concatenate(found_tfs).astype(np.float64)
             length = self.lengths[positions].astype(np.float64)
-            denominator = tf + params.k1 * (1.0 - params.b + params.b * length / max(avgdl, 1e-9))
+            denominator = tf + params.k1 * (1.0 - params.b + params.b * length / avgdl)
             weight = idf(n, positions.size)
             accumulator[positions] += weight * tf * (params.k1 + 1.0) / denominator
             touched.append(positions)

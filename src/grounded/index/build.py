@@ -218,13 +218,15 @@ class Builder:
         with self.database.transaction(tenant) as conn:
             ids = store.write_entries(conn, tenant, snapshot_id, rows)
             self.faults("write_entries")
+            timings["write_entries"] = time.perf_counter() - t
+            t = time.perf_counter()
             if self.embedder is not None and units:
                 table = store.vector_table(conn, self.embedder.model_id, self.embedder.dim)
                 store.write_vectors(
                     conn, table, tenant, [ids[u.key] for u in units], np.stack(vectors)
                 )
             self.faults("write_vectors")
-        timings["write"] = time.perf_counter() - t
+        timings["write_vectors"] = time.perf_counter() - t
         with self.database.transaction(tenant) as conn:
             self.faults("ready")
             segments = [*(base.segments if base else ()), snapshot_id]

@@ -21,6 +21,7 @@ from typing import Any
 from uuid import UUID
 
 import numpy as np
+import numpy.typing as npt
 
 from grounded.auth.principal import Principal
 from grounded.db import Connection
@@ -42,7 +43,13 @@ class UnitRef:
 
 
 class LoadedSnapshot:
-    """Unit arrays (position i = one current unit) plus postings over them."""
+    """Unit arrays (position i = one unit) plus postings over them.
+
+    ``alive`` hides units that a later delta segment replaced or deleted: a
+    snapshot that adds one segment to a cached snapshot is built by
+    ``extended`` (append the delta's units, hide the ones it supersedes, stack
+    a small postings block) instead of reloading every segment.
+    """
 
     def __init__(self, snapshot: Snapshot, rows: list[dict[str, Any]], tenant_id: UUID) -> None:
         self.snapshot = snapshot
@@ -59,7 +66,6 @@ class LoadedSnapshot:
             (r for _, r in current.values() if not r["deleted"]),
             key=lambda r: (r["unit_kind"], str(r["unit_id"])),
         )
-        n = len(live)
         self.kinds = np.array([_KINDS.index(r["unit_kind"]) for r in live], dtype=np.int8)
         self.unit_ids = [str(r["unit_id"]) for r in live]
         self.entry_ids = np.array([r["id"] for r in live], dtype=np.int64)
@@ -70,14 +76,80 @@ class LoadedSnapshot:
         self.categories = np.array([r["category"] or "" for r in live], dtype=object)
         self._acl = [tuple(r["acl_groups"] or ()) for r in live]
         self.public = np.array([not groups for groups in self._acl], dtype=np.bool_)
+        self.alive = np.ones(len(live), dtype=np.bool_)
         self.postings = Postings.build([(r["terms"], r["weights"]) for r in live])
-        # Tie-break by unit id: rank of each position in (kind, id) order, which
-        # is the order the arrays were sorted in.
-        self.id_rank = np.arange(n, dtype=np.int64)
-        self.position_of_entry = {int(e): i for i, e in enumerate(self.entry_ids)}
-        self.position_of_key = {(r["unit_kind"], str(r["unit_id"])): i for i, r in enumerate(live)}
+        self._index()
+
+    def _index(self) -> None:
+        # Tie-break by unit id: rank of each position in (kind, id) order.
+        keys = [f"{_KINDS[int(k)]}:{u}" for k, u in zip(self.kinds, self.unit_ids, strict=True)]
+        rank = np.empty(len(keys), dtype=np.int64)
+        rank[np.argsort(np.array(keys, dtype=object), kind="stable")] = np.arange(len(keys))
+        self.id_rank = rank
+        self.position_of_entry = {int(e): i for i, e in enumerate(self.entry_ids) if self.alive[i]}
+        self.position_of_key = {
+            (_KINDS[int(self.kinds[i])], self.unit_ids[i]): i
+            for i in range(len(self.unit_ids))
+            if self.alive[i]
+        }
         self._group_masks: dict[str, Mask] = {}
         self._lock = threading.Lock()
+
+    @classmethod
+    def extended(
+        cls, base: LoadedSnapshot, snapshot: Snapshot, rows: list[dict[str, Any]]
+    ) -> LoadedSnapshot:
+        """``base`` plus one delta segment's rows (replacements and deletions)."""
+        new = cls.__new__(cls)
+        new.snapshot = snapshot
+        new.tenant_id = base.tenant_id
+        alive = base.alive.copy()
+        for row in rows:
+            held = base.position_of_key.get((row["unit_kind"], str(row["unit_id"])))
+            if held is not None:
+                alive[held] = False
+        added = sorted(
+            (r for r in rows if not r["deleted"]),
+            key=lambda r: (r["unit_kind"], str(r["unit_id"])),
+        )
+        new.kinds = np.concatenate(
+            [base.kinds, np.array([_KINDS.index(r["unit_kind"]) for r in added], dtype=np.int8)]
+        )
+        new.unit_ids = base.unit_ids + [str(r["unit_id"]) for r in added]
+        new.entry_ids = np.concatenate(
+            [base.entry_ids, np.array([r["id"] for r in added], dtype=np.int64)]
+        )
+        new.row_hashes = dict(base.row_hashes)
+        for row in rows:
+            key = (row["unit_kind"], str(row["unit_id"]))
+            new.row_hashes.pop(key, None)
+            if not row["deleted"]:
+                new.row_hashes[key] = row["row_hash"]
+        new.document_ids = base.document_ids + [
+            str(r["document_id"]) if r["document_id"] else None for r in added
+        ]
+
+        def objects(values: list[str]) -> npt.NDArray[np.object_]:
+            return np.array(values, dtype=object)
+
+        new.review_states = np.concatenate(
+            [base.review_states, objects([r["review_state"] or "" for r in added])]
+        )
+        new.confidence = np.concatenate(
+            [base.confidence, objects([r["confidence"] for r in added])]
+        )
+        new.categories = np.concatenate(
+            [base.categories, objects([r["category"] or "" for r in added])]
+        )
+        new._acl = base._acl + [tuple(r["acl_groups"] or ()) for r in added]
+        new.public = np.concatenate(
+            [base.public, np.array([not r["acl_groups"] for r in added], dtype=np.bool_)]
+        )
+        new.alive = np.concatenate([alive, np.ones(len(added), dtype=np.bool_)])
+        extra = Postings.build([(r["terms"], r["weights"]) for r in added], offset=base.size)
+        new.postings = base.postings.stacked(extra)
+        new._index()
+        return new
 
     @property
     def size(self) -> int:
@@ -104,11 +176,12 @@ class LoadedSnapshot:
         if principal.tenant_id != self.tenant_id:
             return np.zeros(self.size, dtype=np.bool_)
         if principal.is_admin:
-            mask = np.ones(self.size, dtype=np.bool_)
+            mask = self.alive.copy()
         else:
             mask = self.public.copy()
             for group in principal.groups:
                 mask |= self._group(group)
+            mask &= self.alive
         if spec.unit_kinds is not None:
             mask &= np.isin(self.kinds, [_KINDS.index(k) for k in spec.unit_kinds])
         if spec.review_states is not None:
@@ -152,7 +225,15 @@ class SnapshotCache:
             if found is not None:
                 self._items.move_to_end(snapshot.id)
                 return found
-        loaded = load(conn, tenant_id, snapshot)
+            base = self._items.get(snapshot.base_snapshot_id) if snapshot.base_snapshot_id else None
+        if base is not None and base.snapshot.segments == snapshot.segments[:-1]:
+            rows = conn.execute(
+                f"SELECT {_ENTRY_COLUMNS} FROM index_entries WHERE segment_id = %s",
+                (snapshot.segments[-1],),
+            ).fetchall()
+            loaded = LoadedSnapshot.extended(base, snapshot, rows)
+        else:
+            loaded = load(conn, tenant_id, snapshot)
         with self._lock:
             self._items[snapshot.id] = loaded
             while len(self._items) > self.capacity:
