@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import uuid
@@ -37,9 +38,43 @@ def ingest(context: procrastinate.JobContext, tenant_id: str, run_id: str) -> No
 
     worker = context.additional_context["worker"]
     principal = Principal("system", WORKER_ID, uuid.UUID(tenant_id), frozenset({"admin"}))
-    run_ingest(
-        PipelineContext(worker.database, worker.gateway, worker.blobs), principal, uuid.UUID(run_id)
+    context_ = PipelineContext(worker.database, worker.gateway, worker.blobs)
+    run = run_ingest(context_, principal, uuid.UUID(run_id))
+    if run.status == "done":
+        request_index_refresh(context.app, tenant_id)
+
+
+def request_index_refresh(app: procrastinate.App, tenant_id: str) -> None:
+    """Queue one incremental index refresh for the tenant (at most one waiting)."""
+    from procrastinate.exceptions import AlreadyEnqueued
+
+    with contextlib.suppress(AlreadyEnqueued):
+        app.configure_task(
+            "grounded:index_refresh", queueing_lock=f"index-refresh:{tenant_id}"
+        ).defer(tenant_id=tenant_id)
+
+
+@blueprint.task(
+    name="index_refresh",
+    queue="index",
+    pass_context=True,
+    retry=procrastinate.RetryStrategy(max_attempts=5, exponential_wait=2),
+)
+def index_refresh(context: procrastinate.JobContext, tenant_id: str) -> None:
+    """Make new and changed documents searchable: an incremental snapshot, published
+    atomically (issue 7 freshness). Serialised per tenant by the index's own lock."""
+    from grounded.auth.principal import Principal
+    from grounded.index import Builder, refresh
+    from grounded.index import status as index_status
+    from grounded.index.embedder import GatewayEmbedder
+
+    worker = context.additional_context["worker"]
+    principal = Principal("system", WORKER_ID, uuid.UUID(tenant_id), frozenset({"admin"}))
+    live = index_status(worker.database, principal, limit=1).live
+    embedder = GatewayEmbedder(
+        worker.gateway, principal, require_model=live.embedding_model if live else None
     )
+    refresh(Builder(worker.database, worker.settings.index, embedder), principal)
 
 
 @blueprint.periodic(cron="* * * * *")
