@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grounded.index.bm25 import Bm25Params, Postings, top_k, weighted_terms
 from grounded.index.tokenize import analyzer
@@ -154,3 +156,37 @@ def test_ranking_agrees_with_bm25s_lucene_on_scifact() -> None:
         top_theirs = [int(i) for i in np.lexsort((id_rank, -theirs))[:10]]
         agree += top_ours == top_theirs
     assert agree >= len(queries) - 2  # float32 tfs may swap near-ties
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from("abcde"), max_size=3),
+            st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=8),
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    query=st.lists(st.sampled_from("abcdefghz"), min_size=1, max_size=4),
+    data=st.data(),
+)
+def test_property_csr_and_stacked_blocks_equal_the_reference(
+    docs: list[tuple[list[str], list[str]]], query: list[str], data: st.DataObject
+) -> None:
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=len(docs), max_size=len(docs))))
+    split = data.draw(st.integers(0, len(docs)))
+    units = [weighted_terms(t, b, P) for t, b in docs]
+    pairs = [(list(u), list(u.values())) for u in units]
+    whole = Postings.build(pairs)
+    stacked = Postings.build(pairs[:split]).stacked(Postings.build(pairs[split:], offset=split))
+    eligible = [t + t + b for (t, b), m in zip(docs, mask, strict=True) if m]
+    index = np.flatnonzero(mask)
+    expected = reference_scores(eligible, query, P.k1, P.b) if eligible else []
+    for postings in (whole, stacked):
+        positions, scores = postings.scores(query, mask, P)
+        got = dict(zip(positions.tolist(), scores.tolist(), strict=True))
+        assert set(got) <= set(index.tolist())
+        for j, value in enumerate(expected):
+            assert got.get(int(index[j]), 0.0) == pytest.approx(value, rel=1e-6, abs=1e-12)
+        assert all(s > 0 for s in got.values())  # positive IDF: a match never lowers a score
