@@ -162,3 +162,25 @@ def test_two_columns_stay_apart_in_reading_order() -> None:
         "left 0\nleft 1\nleft 2",
         "right 0\nright 1\nright 2",
     ]
+
+
+def test_page_limit_and_missing_end_marker() -> None:
+    from grounded.ingest.limits import ExtractionLimits
+
+    with pytest.raises(ExtractionError) as info:
+        extract(_read("data.pdf"), "data.pdf", limits=ExtractionLimits(max_pages=2))
+    assert info.value.reason == "too_large" and "3 pages" in info.value.message
+    data = _read("crazyones.pdf")
+    cut = data[: data.rindex(b"%%EOF")]
+    document = extract(cut, "crazyones.pdf")
+    assert any("end-of-file marker" in w for w in document.warnings)
+
+
+def test_table_chunks_are_never_given_a_wrong_language() -> None:
+    # Upper-case names and numbers are not enough evidence: "unsure" (None) is
+    # right, a confident wrong label is not. Numbers alone have no language.
+    document = extract(_read("campaign_donors.pdf"), "campaign_donors.pdf")
+    chunks = [c for c in chunk_document(document) if c.modality == "table" and c.role == "child"]
+    assert chunks and all(c.language in ("es", None) for c in chunks)
+    numbers = extract(_read("MultiColumn.pdf"), "MultiColumn.pdf")
+    assert all(c.language is None for c in chunk_document(numbers))

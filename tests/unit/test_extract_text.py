@@ -58,7 +58,7 @@ HTML = b"""<!doctype html><html><head><title>Pricing - Acme</title>
 <style>.x{}</style><script>var secret = 1;</script></head><body>
 <nav><a href="/">Home</a> | <a href="/about">About us</a></nav>
 <main><h1>Pricing</h1><p>Our plans, as of <b>2024</b>.</p>
-<h2>Tiers</h2><table><caption>Monthly</caption>
+<h2 id="tiers">Tiers</h2><table><caption>Monthly</caption>
 <tr><th>Tier</th><th>Price</th></tr><tr><td>Basic</td><td>10</td></tr>
 <tr><td>Pro</td><td>25.5</td></tr></table>
 <ul><li>Cancel any time</li><li>VAT included</li></ul></main>
@@ -76,6 +76,19 @@ def test_html_main_content_headings_and_tables() -> None:
     assert table.rows[1][1].value == 25.5
     tiers = next(s for s in document.sections if s.heading_path == ("Pricing", "Tiers"))
     assert [b.modality for b in tiers.blocks] == ["table", "text", "text"]
+    assert all(b.provenance.anchor == "tiers" for b in tiers.blocks)
+
+
+def test_debian_reference_style_html_chapter_keeps_headings_and_tables() -> None:
+    """A real HTML chapter when the debian-reference package is installed (bench data)."""
+    path = Path("/usr/share/debian-reference/ch01.en.html")
+    if not path.exists():
+        pytest.skip("debian-reference-en is not installed (apt-get install debian-reference-en)")
+    document = extract(path.read_bytes(), path.name)
+    assert document.title and "GNU/Linux tutorials" in document.title
+    assert len(document.tables) > 10
+    assert any(len(s.heading_path) >= 2 for s in document.sections)
+    assert sum(1 for s in document.sections for b in s.blocks if b.provenance.anchor) > 10
 
 
 def test_html_file_with_wrong_extension_is_read_as_html() -> None:

@@ -82,6 +82,13 @@ def windows(text: str, size: int, overlap: int, snap: int = 0) -> list[tuple[int
     return spans
 
 
+def _language(text: str, modality: Modality) -> str | None:
+    """Language of a chunk; a table's pipes and rules are not words, so they go first."""
+    if modality == "table":
+        text = " ".join(text.replace("|", " ").replace("---", " ").split())
+    return detect_language(text)
+
+
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -256,7 +263,7 @@ def chunk_document(
                     text=parent_text,
                     modality=parent_modality,
                     provenance=parent_prov,
-                    language=detect_language(parent_text),
+                    language=_language(parent_text, parent_modality),
                     content_sha256=_sha(parent_text),
                 )
             )
@@ -268,7 +275,7 @@ def chunk_document(
                         text=text,
                         modality=block.modality,
                         provenance=prov,
-                        language=detect_language(text),
+                        language=_language(text, block.modality),
                         content_sha256=_sha(text),
                         parent_ordinal=parent_ordinal,
                         table_index=(

@@ -57,6 +57,7 @@ class Provenance:
     end_s: float | None = None
     heading_path: tuple[str, ...] = ()
     part: str | None = None  # e.g. "notes" for speaker notes, "ocr" for recognised text
+    anchor: str | None = None  # HTML: the nearest element id above the text (a #fragment)
 
     def to_json(self) -> dict[str, Any]:
         """The ``chunks.provenance`` jsonb value: set fields only, bbox rounded."""

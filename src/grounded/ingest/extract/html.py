@@ -31,6 +31,7 @@ class _Walker:
         self.path: list[tuple[int, str]] = []
         self.blocks: list[Block] = []
         self.buffer: list[str] = []
+        self.anchor: str | None = None
 
     def heading_path(self) -> tuple[str, ...]:
         return tuple(h for _, h in self.path)
@@ -41,7 +42,7 @@ class _Walker:
         )
         self.buffer.clear()
         if text.strip():
-            prov = Provenance(heading_path=self.heading_path())
+            prov = Provenance(heading_path=self.heading_path(), anchor=self.anchor)
             self.blocks.append(
                 Block(text.strip("\n"), "code" if modality == "code" else "text", prov)
             )
@@ -74,7 +75,7 @@ class _Walker:
             grid.append(values)
         caption = node.css_first("caption")
         title = " ".join(caption.text(deep=True).split()) if caption is not None else None
-        prov = Provenance(heading_path=self.heading_path())
+        prov = Provenance(heading_path=self.heading_path(), anchor=self.anchor)
         table = build_table(grid, prov, title=title, header_rows=header_rows or None)
         if table is not None:
             text = table.to_markdown() if not title else f"{title}\n{table.to_markdown()}"
@@ -85,6 +86,10 @@ class _Walker:
     def walk(self, node: LexborNode) -> None:
         for child in node.iter(include_text=True):
             tag = child.tag
+            if tag != "-text" and child.attributes.get("id"):
+                if tag in _HEADINGS or tag in _BLOCKS or tag in ("table", "pre"):
+                    self.flush_text()
+                self.anchor = child.attributes.get("id")
             if tag == "-text":
                 self.buffer.append(child.text_content or "")
             elif tag in _HEADINGS:

@@ -214,10 +214,14 @@ def extract_pdf(
                 reason="too_large",
             )
         title = (document.get_metadata_dict().get("Title") or "").strip() or None
+        warnings: list[str] = []
+        if b"%%EOF" not in data[-2048:]:
+            warnings.append(
+                "the PDF has no end-of-file marker (truncated upload?); pages may be missing"
+            )
         outline = _outline(document)
         sections: list[Section] = []
         tables: list[Table] = []
-        warnings: list[str] = []
         heading: tuple[str, ...] = ()
         for index in range(count):
             number = index + 1
@@ -232,7 +236,12 @@ def extract_pdf(
                         import pdfplumber
 
                         plumber = pdfplumber.open(io.BytesIO(data))
-                    for bbox, grid in _page_tables(plumber.pages[index]):
+                    plumber_page = plumber.pages[index]
+                    try:
+                        found = _page_tables(plumber_page)
+                    finally:
+                        plumber_page.close()  # drop its parsed objects: memory stays flat
+                    for bbox, grid in found:
                         prov = Provenance(page=number, bbox=bbox, heading_path=heading)
                         table = build_table(grid, prov)
                         if table is None:
