@@ -138,3 +138,21 @@ def test_audio_in_a_language_no_model_covers_says_so(engines: Engines, speech: b
     assert document.sections == ()
     assert any("English only" in w for w in document.warnings)
     assert len(document.assets) == 1
+
+
+def test_office_pictures_are_read_once_and_found_on_each_slide(engines: Engines) -> None:
+    data = (DOCS / "shp-picture.pptx").read_bytes()
+    document = extract(data, "shp-picture.pptx", engines=engines)
+    assert len(document.assets) == 2
+    assert {a.ocr_text.split()[0] for a in document.assets} == {"python", "TRUTH"}
+    images = [b for s in document.sections for b in s.blocks if b.modality == "image"]
+    assert len(images) == 4 and all(b.provenance.slide is not None for b in images)
+
+
+def test_docx_images_become_searchable_image_chunks(engines: Engines) -> None:
+    data = (DOCS / "having-images.docx").read_bytes()
+    document = extract(data, "having-images.docx", engines=engines)
+    chunks = chunk_document(document)
+    hit = next(c for c in chunks if c.role == "child" and "LAWYER" in c.text)
+    assert hit.modality == "image" and hit.asset_index is not None
+    assert document.assets[hit.asset_index].provenance.part == hit.provenance.part

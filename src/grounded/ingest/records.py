@@ -115,6 +115,26 @@ class Table:
                 kinds.append("text")
         return tuple(kinds)
 
+    def to_json(self) -> dict[str, Any]:
+        """The structured form for ``assets.detail`` (kind "table"): typed, JSON-safe.
+
+        Values are JSON scalars (dates as ISO strings); ``column_kinds`` says how
+        to type each column when the rows are loaded for SQL (seed 001 ADR-003).
+        """
+
+        def value(cell: Cell) -> Any:
+            return cell.value.isoformat() if isinstance(cell.value, dt.date) else cell.value
+
+        return {
+            "title": self.title,
+            "header": list(self.header),
+            "header_detected": self.header_detected,
+            "column_kinds": list(self.column_kinds),
+            "rows": [[value(c) for c in row] for row in self.rows],
+            "row_numbers": list(self.row_numbers),
+            "provenance": self.provenance.to_json(),
+        }
+
     def to_markdown(self, rows: tuple[tuple[Cell, ...], ...] | None = None) -> str:
         """A GitHub-style pipe table; ``rows`` selects a slice (header repeated).
 
@@ -147,6 +167,17 @@ class Asset:
     ocr_text: str = ""
     description: str = ""
     content: bytes = field(default=b"", repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """``assets.detail``: everything but the bytes (those go to the blob store)."""
+        return {
+            "size": self.size,
+            "width": self.width,
+            "height": self.height,
+            "ocr_text": self.ocr_text,
+            "description": self.description,
+            "provenance": self.provenance.to_json(),
+        }
 
 
 @dataclass(frozen=True)
@@ -213,3 +244,12 @@ class Chunk:
     parent_ordinal: int | None = None
     table_index: int | None = None
     asset_index: int | None = None
+
+    def provenance_json(self) -> dict[str, Any]:
+        """``chunks.provenance``: the pointer plus links to the table or asset it projects."""
+        out = self.provenance.to_json()
+        if self.table_index is not None:
+            out["table"] = self.table_index
+        if self.asset_index is not None:
+            out["asset"] = self.asset_index
+        return out

@@ -16,7 +16,7 @@ import io
 import re
 
 from grounded.gateway.contracts import Describer, OcrEngine
-from grounded.ingest.extract.image import describe_image
+from grounded.ingest.extract.image import ImageCollector
 from grounded.ingest.limits import ExtractionLimits
 from grounded.ingest.records import (
     Asset,
@@ -95,19 +95,16 @@ def extract_docx(
                 tables.append(table)
     flush()
 
+    images = ImageCollector(limits, ocr, describer)
     image_blocks: list[Block] = []
     for rel in document.part.rels.values():
         if "image" not in rel.reltype or rel.is_external:
             continue
-        blob = rel.target_part.blob
-        prov = Provenance(part=rel.target_part.partname)
-        asset, block, notes = describe_image(
-            blob, prov, limits=limits, ocr=ocr, describer=describer, asset_index=len(assets)
-        )
-        assets.append(asset)
-        warnings.extend(notes)
+        block = images.add(rel.target_part.blob, Provenance(part=rel.target_part.partname))
         if block is not None:
             image_blocks.append(block)
+    assets.extend(images.assets)
+    warnings.extend(images.warnings)
     if image_blocks:
         sections.append(Section(heading_path=("Images",), blocks=tuple(image_blocks)))
     elif assets and ocr is None and describer is None:

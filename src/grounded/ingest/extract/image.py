@@ -13,6 +13,7 @@ the same treatment as uploaded ones.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 from grounded.errors import ExtractionError, ModelError
 from grounded.gateway.contracts import Describer, OcrEngine
@@ -73,11 +74,53 @@ def describe_image(
         description=description,
         content=content,
     )
-    parts = [p for p in (caption, description, ocr_text) if p]
+    flat = " ".join(ocr_text.split())
+    parts = [p for p in (caption, description) if p]
+    if ocr_text and flat not in " ".join(description.split()):
+        parts.append(ocr_text)  # a description that already quotes the text need not repeat it
     block = None
     if parts:
         block = Block("\n\n".join(parts), "image", provenance, asset_index=asset_index)
     return asset, block, warnings
+
+
+class ImageCollector:
+    """Embedded pictures of one document: each distinct image is read once.
+
+    Office files repeat the same picture (a logo on every slide); the models run
+    once per distinct image (by sha256) and the asset is stored once, while each
+    occurrence still gets its own block with its own provenance (slide, part).
+    """
+
+    def __init__(
+        self, limits: ExtractionLimits, ocr: OcrEngine | None, describer: Describer | None
+    ) -> None:
+        self.limits, self.ocr, self.describer = limits, ocr, describer
+        self.assets: list[Asset] = []
+        self.warnings: list[str] = []
+        self._seen: dict[str, Block | None] = {}
+
+    def add(
+        self, content: bytes, provenance: Provenance, caption: str | None = None
+    ) -> Block | None:
+        """The occurrence's image block (or None when no engine found anything)."""
+        key = hashlib.sha256(content).hexdigest() + "\0" + (caption or "")
+        if key in self._seen:
+            block = self._seen[key]
+            return None if block is None else replace(block, provenance=provenance)
+        asset, block, notes = describe_image(
+            content,
+            provenance,
+            limits=self.limits,
+            ocr=self.ocr,
+            describer=self.describer,
+            caption=caption,
+            asset_index=len(self.assets),
+        )
+        self._seen[key] = block
+        self.assets.append(asset)
+        self.warnings.extend(notes)
+        return block
 
 
 def extract_image(

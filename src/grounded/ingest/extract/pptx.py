@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from grounded.gateway.contracts import Describer, OcrEngine
-from grounded.ingest.extract.image import describe_image
+from grounded.ingest.extract.image import ImageCollector
 from grounded.ingest.limits import ExtractionLimits
 from grounded.ingest.records import Asset, Block, ExtractedDocument, Provenance, Section, Table
 from grounded.ingest.tables import build_table
@@ -47,6 +47,7 @@ def extract_pptx(
     assets: list[Asset] = []
     warnings: list[str] = []
     skipped_images = 0
+    images = ImageCollector(limits, ocr, describer)
     for number, slide in enumerate(presentation.slides, start=1):
         title_shape = slide.shapes.title
         slide_title = (title_shape.text_frame.text.strip() if title_shape is not None else "") or ""
@@ -63,17 +64,8 @@ def extract_pptx(
             elif shape.shape_type == MSO_SHAPE_TYPE.PICTURE:
                 if ocr is None and describer is None:
                     skipped_images += 1
-                asset, block, notes = describe_image(
-                    shape.image.blob,
-                    prov,
-                    limits=limits,
-                    ocr=ocr,
-                    describer=describer,
-                    caption=(shape.name if not shape.name.startswith("Picture") else None),
-                    asset_index=len(assets),
-                )
-                assets.append(asset)
-                warnings.extend(notes)
+                caption = shape.name if not shape.name.startswith("Picture") else None
+                block = images.add(shape.image.blob, prov, caption)
                 if block is not None:
                     blocks.append(block)
             elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
@@ -89,6 +81,8 @@ def extract_pptx(
                 blocks.append(Block(notes_text, "text", prov))
         if blocks:
             sections.append(Section(heading_path=heading, blocks=tuple(blocks)))
+    assets.extend(images.assets)
+    warnings.extend(images.warnings)
     if skipped_images:
         warnings.append(
             f"{skipped_images} picture(s) kept but not searchable: no OCR/describer configured"
