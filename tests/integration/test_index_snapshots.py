@@ -330,3 +330,38 @@ def test_dense_exact_and_widened_hnsw_agree_with_brute_force(
     assert not hidden & {c.unit_id for c in approx.dense}
     sims = [c.score for c in exact.dense]
     assert sims == sorted(sims, reverse=True)
+
+
+def test_compaction_reuses_vectors_and_pruning_collects_them(
+    database: Database, owner: psycopg.Connection, acme: Principal
+) -> None:
+    builder = Builder(database, IndexSettings(history_keep=1), HashingEmbedder())
+    first = rebuild(builder, acme)
+    assert (first.embedded, first.reused_vectors) == (9, 0)
+    table = owner.execute("SELECT table_name FROM index_vector_spaces").fetchone()
+    assert table is not None
+
+    def vector_rows() -> int:
+        row = owner.execute(f"SELECT count(*) FROM {table[0]}").fetchone()
+        assert row is not None
+        return int(row[0])
+
+    assert vector_rows() == 9
+    compacted = builder.build(acme)  # full build: same units, same vectors
+    assert (compacted.embedded, compacted.reused_vectors) == (0, 9)
+    publish(database, acme, compacted.snapshot.generation)
+    assert vector_rows() == 9
+    rebuilt = rebuild(builder, acme)  # nothing derived reused: 9 new rows
+    assert rebuilt.embedded == 9
+    assert vector_rows() == 18
+    builder.build(acme)  # pruning history past one retired snapshot drops unreferenced rows
+    assert vector_rows() == 18  # generation 2 is the one kept retired snapshot
+    publish(database, acme, builder.build(acme).snapshot.generation)
+    builder.build(acme)
+    assert vector_rows() == 9
+    embedder = HashingEmbedder()
+    hit = IndexReader(database, SETTINGS).candidates(
+        acme, "warranty", query_vector=embedder.embed_query("warranty months")
+    )
+    assert hit.dense_complete
+    assert len(hit.dense) == 9

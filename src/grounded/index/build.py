@@ -207,11 +207,14 @@ class Builder:
     ) -> BuildReport:
         tenant = principal.tenant_id
         t = time.perf_counter()
-        rows = [make_entry(u, self.params) for u in units] + [tombstone(k) for k in gone]
+        shared = self._shared_vectors(tenant, units, current, reuse_vectors)
+        rows = [make_entry(u, self.params, shared.get(i)) for i, u in enumerate(units)]
+        rows += [tombstone(k) for k in gone]
         self.faults("tokenize")
         timings["tokenize"] = time.perf_counter() - t
         t = time.perf_counter()
-        vectors, reused, embedded = self._vectors(tenant, units, current, reuse_vectors)
+        fresh = [i for i in range(len(units)) if i not in shared]
+        vectors = self._embed([units[i] for i in fresh])
         self.faults("embed")
         timings["embed"] = time.perf_counter() - t
         t = time.perf_counter()
@@ -220,10 +223,10 @@ class Builder:
             self.faults("write_entries")
             timings["write_entries"] = time.perf_counter() - t
             t = time.perf_counter()
-            if self.embedder is not None and units:
+            if self.embedder is not None and fresh:
                 table = store.vector_table(conn, self.embedder.model_id, self.embedder.dim)
                 store.write_vectors(
-                    conn, table, tenant, [ids[u.key] for u in units], np.stack(vectors)
+                    conn, table, tenant, [ids[units[i].key] for i in fresh], vectors
                 )
             self.faults("write_vectors")
         timings["write_vectors"] = time.perf_counter() - t
@@ -240,7 +243,8 @@ class Builder:
                 raise Conflict("the build was marked failed while running; build again")
             snapshot = snaps.by_id(conn, snapshot_id)
         assert snapshot is not None
-        return BuildReport(snapshot, len(units), len(gone), reused, embedded, timings)
+        embedded = len(fresh) if self.embedder is not None else 0
+        return BuildReport(snapshot, len(units), len(gone), len(shared), embedded, timings)
 
     def _check_model(self, current: snaps.Snapshot | None) -> None:
         """Bad input: a build whose embedding space differs from the live snapshot's."""
@@ -268,36 +272,35 @@ class Builder:
             "unit_kinds": ["chunk", "item"],
         }
 
-    def _vectors(
+    def _shared_vectors(
         self,
         tenant: UUID,
         units: Sequence[Unit],
         current: snaps.Snapshot | None,
         reuse: bool,
-    ) -> tuple[list[Vectors], int, int]:
-        """One vector per unit: stored chunk embedding, live vector of same content, or new."""
+    ) -> dict[int, int]:
+        """Unit index -> existing vector row, for units unchanged since the live snapshot."""
+        if self.embedder is None or not reuse or current is None or not units:
+            return {}
+        if current.embedding_model != self.embedder.model_id:
+            return {}
+        with self.database.transaction(tenant) as conn:
+            live = loaded_mod.CACHE.get(conn, tenant, current)
+        shared = {}
+        for i, unit in enumerate(units):
+            position = live.position_of_key.get(unit.key)
+            if position is not None and live.row_hashes.get(unit.key) == unit.row_hash:
+                vector_id = int(live.vector_ids[position])
+                if vector_id >= 0:
+                    shared[i] = vector_id
+        return shared
+
+    def _embed(self, units: Sequence[Unit]) -> Vectors:
+        """Vectors for ``units``: the chunk's stored embedding of this model, else embedded."""
         if self.embedder is None or not units:
-            return [], 0, 0
+            return np.zeros((0, 0), dtype=np.float32)
         model, dim = self.embedder.model_id, self.embedder.dim
         out: list[Vectors | None] = [u.vector(model, dim) for u in units]
-        reused = sum(v is not None for v in out)
-        if reuse and current is not None and current.embedding_model == model:
-            with self.database.transaction(tenant) as conn:
-                live = loaded_mod.CACHE.get(conn, tenant, current)
-                want = {
-                    i: live.entry_ids[live.position_of_key[u.key]]
-                    for i, u in enumerate(units)
-                    if out[i] is None
-                    and u.key in live.position_of_key
-                    and live.row_hashes.get(u.key) == u.row_hash
-                }
-                if want:
-                    table = store.vector_table(conn, model, dim)
-                    found = store.vectors_of(conn, table, [int(e) for e in want.values()])
-                    for i, entry in want.items():
-                        if int(entry) in found:
-                            out[i] = found[int(entry)]
-                            reused += 1
         missing = [i for i, v in enumerate(out) if v is None]
         batch = self.settings.embed_batch
         for lo in range(0, len(missing), batch):
@@ -311,7 +314,7 @@ class Builder:
                 )
             for i, vector in zip(part, got, strict=True):
                 out[i] = vector
-        return [v for v in out if v is not None], reused, len(missing)
+        return np.stack([v for v in out if v is not None])
 
 
 def _passage(unit: Unit) -> str:

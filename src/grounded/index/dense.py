@@ -92,8 +92,8 @@ def _order(
     loaded: LoadedSnapshot, rows: list[tuple[int, float]], mask: Mask
 ) -> list[tuple[int, float]]:
     hits = []
-    for entry_id, distance in rows:
-        position = loaded.position_of_entry.get(entry_id)
+    for vector_id, distance in rows:
+        position = loaded.position_of_vector.get(vector_id)
         if position is not None and mask[position]:
             hits.append((position, 1.0 - distance))
     hits.sort(key=lambda h: (-h[1], int(loaded.id_rank[h[0]])))
@@ -109,7 +109,7 @@ def _exact(
             "SELECT entry_id, embedding <=> %s AS d FROM {} WHERE entry_id = ANY(%s)"
             " ORDER BY d, entry_id LIMIT %s"
         ).format(sql.Identifier(table)),
-        (query, loaded.entry_ids[mask].tolist(), k),
+        (query, loaded.vector_ids[mask & (loaded.vector_ids >= 0)].tolist(), k),
     ).fetchall()
     conn.execute("SET LOCAL enable_indexscan = on")
     hits = _order(loaded, [(int(r["entry_id"]), float(r["d"])) for r in rows], mask)

@@ -12,7 +12,7 @@ from grounded.index.tokenize import analyzer
 from grounded.index.units import Unit
 
 
-def make_entry(unit: Unit, params: Bm25Params) -> EntryRow:
+def make_entry(unit: Unit, params: Bm25Params, vector_id: int | None = None) -> EntryRow:
     """Title and context line weigh ``params.title_weight``, the body 1 (ADR-008)."""
     a = analyzer()
     title = " ".join(x for x in (unit.title, unit.context_line) if x)
@@ -32,6 +32,7 @@ def make_entry(unit: Unit, params: Bm25Params) -> EntryRow:
         language=unit.language,
         terms=list(weights),
         weights=list(weights.values()),
+        vector_id=vector_id,
     )
 
 

@@ -69,6 +69,7 @@ class LoadedSnapshot:
         self.kinds = np.array([_KINDS.index(r["unit_kind"]) for r in live], dtype=np.int8)
         self.unit_ids = [str(r["unit_id"]) for r in live]
         self.entry_ids = np.array([r["id"] for r in live], dtype=np.int64)
+        self.vector_ids = _vector_ids(live)
         self.row_hashes = {(r["unit_kind"], str(r["unit_id"])): r["row_hash"] for r in live}
         self.document_ids = [str(r["document_id"]) if r["document_id"] else None for r in live]
         self.review_states = np.array([r["review_state"] or "" for r in live], dtype=object)
@@ -86,7 +87,9 @@ class LoadedSnapshot:
         rank = np.empty(len(keys), dtype=np.int64)
         rank[np.argsort(np.array(keys, dtype=object), kind="stable")] = np.arange(len(keys))
         self.id_rank = rank
-        self.position_of_entry = {int(e): i for i, e in enumerate(self.entry_ids) if self.alive[i]}
+        self.position_of_vector = {
+            int(v): i for i, v in enumerate(self.vector_ids) if self.alive[i] and v >= 0
+        }
         self.position_of_key = {
             (_KINDS[int(self.kinds[i])], self.unit_ids[i]): i
             for i in range(len(self.unit_ids))
@@ -119,6 +122,7 @@ class LoadedSnapshot:
         new.entry_ids = np.concatenate(
             [base.entry_ids, np.array([r["id"] for r in added], dtype=np.int64)]
         )
+        new.vector_ids = np.concatenate([base.vector_ids, _vector_ids(added)])
         new.row_hashes = dict(base.row_hashes)
         for row in rows:
             key = (row["unit_kind"], str(row["unit_id"]))
@@ -199,7 +203,7 @@ class LoadedSnapshot:
 
 _ENTRY_COLUMNS = (
     "id, segment_id, unit_kind, unit_id, deleted, document_id, row_hash, acl_groups,"
-    " review_state, confidence, category, terms, weights"
+    " review_state, confidence, category, terms, weights, vector_id"
 )
 
 
@@ -209,6 +213,12 @@ def load(conn: Connection, tenant_id: UUID, snapshot: Snapshot) -> LoadedSnapsho
         (list(snapshot.segments),),
     ).fetchall()
     return LoadedSnapshot(snapshot, rows, tenant_id)
+
+
+def _vector_ids(rows: list[dict[str, Any]]) -> npt.NDArray[np.int64]:
+    """Vector row of each unit (-1: none, e.g. a snapshot without vectors)."""
+    ids = [r.get("vector_id") for r in rows]
+    return np.array([-1 if v is None else v for v in ids], dtype=np.int64)
 
 
 class SnapshotCache:

@@ -20,6 +20,7 @@ from uuid import UUID
 from grounded.auth.principal import Principal
 from grounded.db import Connection
 from grounded.errors import Forbidden, NotFound
+from grounded.index import store
 
 FORMAT_VERSION = 2
 """Layout of derived rows this code reads; other versions fall back to a scan."""
@@ -163,6 +164,12 @@ def prune(conn: Connection, keep: int) -> list[int]:
     )
     if drop:
         conn.execute("DELETE FROM index_entries WHERE segment_id = ANY(%s)", (list(drop),))
+        tables = conn.execute(
+            "SELECT v.table_name FROM index_vector_spaces v JOIN (SELECT DISTINCT"
+            " embedding_model, embedding_dim FROM index_snapshots) s"
+            " ON s.embedding_model = v.model AND s.embedding_dim = v.dim"
+        ).fetchall()
+        store.collect_garbage(conn, [str(t["table_name"]) for t in tables])
     for s in doomed:
         conn.execute(
             "UPDATE index_snapshots SET error = concat_ws(' ', error, '[pruned]') WHERE id = %s",

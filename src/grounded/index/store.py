@@ -38,6 +38,7 @@ class EntryRow:
     language: str | None
     terms: Sequence[str]
     weights: Sequence[float]
+    vector_id: int | None = None  # an existing vector row this entry reuses
 
 
 def vector_table(conn: Connection, model: str, dim: int) -> str:
@@ -74,19 +75,21 @@ def write_entries(
                 "terms": list(r.terms),
                 "weights": [float(w) for w in r.weights],
                 "length": float(sum(r.weights)),
+                "vector_id": r.vector_id,
             }
             for r in rows[lo : lo + _BATCH]
         ]
         found = conn.execute(
             "INSERT INTO index_entries (tenant_id, segment_id, unit_kind, unit_id, deleted,"
             " document_id, row_hash, acl_groups, review_state, confidence, category, language,"
-            " terms, weights, length)"
+            " terms, weights, length, vector_id)"
             " SELECT %s, %s, x.unit_kind, x.unit_id, x.deleted, x.document_id, x.row_hash,"
             " x.acl_groups, x.review_state, x.confidence, x.category, x.language, x.terms,"
-            " x.weights, x.length FROM jsonb_to_recordset(%s) AS x(unit_kind text, unit_id uuid,"
+            " x.weights, x.length, x.vector_id FROM jsonb_to_recordset(%s) AS x(unit_kind text,"
+            " unit_id uuid,"
             " deleted boolean, document_id uuid, row_hash text, acl_groups text[],"
             " review_state text, confidence text, category text, language text, terms text[],"
-            " weights real[], length real) RETURNING id, unit_kind, unit_id",
+            " weights real[], length real, vector_id bigint) RETURNING id, unit_kind, unit_id",
             (tenant_id, segment_id, Jsonb(batch)),
         ).fetchall()
         ids.update({(f["unit_kind"], str(f["unit_id"])): int(f["id"]) for f in found})
@@ -96,9 +99,14 @@ def write_entries(
 def write_vectors(
     conn: Connection, table: str, tenant_id: UUID, entry_ids: Sequence[int], vectors: Vectors
 ) -> None:
-    """Insert unit vectors into ``table`` in batches (HNSW is maintained on insert)."""
+    """Insert new vectors keyed by their entries, and point those entries at them.
+
+    HNSW is maintained on insert, which is most of a build's time; reused
+    vectors (same unit, same content) are never inserted again.
+    """
     if not entry_ids:
         return
+    conn.execute("UPDATE index_entries SET vector_id = id WHERE id = ANY(%s)", (list(entry_ids),))
     register_vector(conn)
     statement = sql.SQL(
         "INSERT INTO {} (entry_id, tenant_id, embedding)"
@@ -109,22 +117,15 @@ def write_vectors(
         conn.execute(statement, (tenant_id, list(entry_ids[lo : lo + _BATCH]), list(part)))
 
 
-def vectors_of(conn: Connection, table: str, entry_ids: Sequence[int]) -> dict[int, Vectors]:
-    """Stored vectors by entry id (used to carry unchanged units into a new segment)."""
-    if not entry_ids:
-        return {}
-    register_vector(conn)
-    rows = conn.execute(
-        sql.SQL("SELECT entry_id, embedding FROM {} WHERE entry_id = ANY(%s)").format(
-            sql.Identifier(table)
-        ),
-        (list(entry_ids),),
-    ).fetchall()
-    return {int(r["entry_id"]): _array(r["embedding"]) for r in rows}
-
-
-def _array(value: object) -> Vectors:
-    """pgvector-python returns ``Vector`` objects (0.4+) or numpy arrays (older)."""
-    to_numpy = getattr(value, "to_numpy", None)
-    raw = to_numpy() if to_numpy is not None else value
-    return np.asarray(raw, dtype=np.float32)
+def collect_garbage(conn: Connection, tables: Sequence[str]) -> int:
+    """Delete this tenant's vector rows no entry points at any more."""
+    removed = 0
+    for table in tables:
+        cur = conn.execute(
+            sql.SQL(
+                "DELETE FROM {} v WHERE NOT EXISTS"
+                " (SELECT 1 FROM index_entries e WHERE e.vector_id = v.entry_id)"
+            ).format(sql.Identifier(table))
+        )
+        removed += cur.rowcount
+    return removed

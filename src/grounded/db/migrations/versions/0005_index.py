@@ -12,7 +12,11 @@ segments. Readers resolve a unit to its entry in the last segment that holds
 it, so publishing is one pointer switch (``state = 'live'``) and a failed or
 killed build leaves only unreferenced rows behind.
 
-Vectors live in one table per (embedding model, dimension), because an HNSW
+Vectors live in one table per (embedding model, dimension), keyed by the id
+of the entry that first stored them; later entries of the same unit and
+content point at that row (``vector_id``), so a compacting build re-inserts
+no vector into HNSW. Unreferenced vector rows are removed when history is
+pruned. One table per (model, dimension) because an HNSW
 index needs a fixed ``vector(dim)`` column (pgvector 0.6) and vectors of two
 models must never be compared. The application role cannot run DDL, so the
 owner-defined ``grounded_private.ensure_vector_table`` creates such a table on
@@ -64,11 +68,15 @@ def upgrade() -> None:
             terms text[] NOT NULL DEFAULT '{}',
             weights real[] NOT NULL DEFAULT '{}',
             length real NOT NULL DEFAULT 0,
+            vector_id bigint,
             UNIQUE (segment_id, unit_kind, unit_id)
         )
         """
     )
-    tenant_table("index_entries", "SELECT, INSERT, DELETE")
+    op.execute(
+        "CREATE INDEX index_entries_vector ON index_entries (vector_id) WHERE vector_id IS NOT NULL"
+    )
+    tenant_table("index_entries", "SELECT, INSERT, UPDATE, DELETE")
 
     # Global registry of vector tables; rows are written only by the function.
     op.execute(
@@ -112,8 +120,7 @@ def upgrade() -> None:
             t := format('index_vectors_%s_%s', p_dim,
                         substr(encode(sha256(convert_to(p_model, 'UTF8')), 'hex'), 1, 12));
             EXECUTE format(
-                'CREATE TABLE %I (entry_id bigint PRIMARY KEY '
-                'REFERENCES index_entries(id) ON DELETE CASCADE, '
+                'CREATE TABLE %I (entry_id bigint PRIMARY KEY, '
                 'tenant_id uuid NOT NULL REFERENCES tenants(id), '
                 'embedding vector(%s) NOT NULL)', t, p_dim);
             EXECUTE format(
