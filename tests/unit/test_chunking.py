@@ -139,3 +139,19 @@ def test_a_long_table_is_split_into_parents_by_rows_with_true_cell_ranges() -> N
     assert ranges[-1] is not None and ranges[-1].endswith("L33")
     volvo = next(c for c in chunks if c.role == "child" and "Volvo 142E" in c.text)
     assert volvo.provenance.cell_range is not None and volvo.provenance.cell_range.endswith("33")
+
+
+@pytest.mark.parametrize(("lang", "code"), [("en", "en"), ("es", "es"), ("zh-cn", "zh")])
+def test_language_per_chunk_on_the_debian_reference_in_three_languages(
+    lang: str, code: str
+) -> None:
+    """The same chapter in three languages (installed by .ci/run from Debian's packages)."""
+    path = Path(f"/usr/share/debian-reference/ch02.{lang}.html")
+    if not path.exists():
+        pytest.skip(f"debian-reference-{lang} is not installed (apt-get install it)")
+    chunks = chunk_document(extract(path.read_bytes(), path.name))
+    prose = [c for c in chunks if c.role == "child" and c.modality == "text" and len(c.text) > 80]
+    labelled = [c.language for c in prose if c.language is not None]
+    assert len(prose) > 30
+    assert sum(label == code for label in labelled) >= 0.9 * len(labelled)
+    assert len(labelled) >= 0.8 * len(prose)

@@ -123,3 +123,43 @@ def test_csv_is_one_typed_table() -> None:
     children = [c for c in chunks if c.role == "child"]
     assert children[0].provenance.cell_range == "A2:L17"
     assert all(c.parent_ordinal == 0 for c in children)
+
+
+def test_docx_heading_levels_lists_and_typed_table() -> None:
+    # Built with python-docx's own default template, since no fixture has
+    # nested headings, lists and a numeric table together.
+    import docx
+
+    doc = docx.Document()
+    doc.add_heading("Annual report", level=0)
+    doc.add_heading("Sales", level=1)
+    doc.add_paragraph("Figures by region.")
+    doc.add_paragraph("North grew fastest", style="List Bullet")
+    doc.add_paragraph("South was flat", style="List Number")
+    doc.add_heading("By quarter", level=2)
+    table = doc.add_table(rows=3, cols=3)
+    for r, row in enumerate([["region", "q1", "q2"], ["North", "10", "12.5"], ["South", "8", "8"]]):
+        for c, value in enumerate(row):
+            table.cell(r, c).text = value
+    doc.add_heading("Costs", level=1)
+    doc.add_paragraph("Flat.")
+    buffer = io.BytesIO()
+    doc.save(buffer)
+    document = extract(buffer.getvalue(), "report.docx")
+    assert document.title == "Annual report"
+    paths = [s.heading_path for s in document.sections]
+    assert paths == [
+        ("Annual report", "Sales"),
+        ("Annual report", "Sales", "By quarter"),
+        ("Annual report", "Costs"),
+    ]
+    sales = document.sections[0]
+    assert [b.text for b in sales.blocks] == [
+        "Figures by region.",
+        "- North grew fastest",
+        "- South was flat",
+    ]
+    (typed,) = document.tables
+    assert typed.header == ("region", "q1", "q2")
+    assert typed.column_kinds == ("text", "int", "float")
+    assert typed.provenance.heading_path == ("Annual report", "Sales", "By quarter")
