@@ -79,6 +79,7 @@ class IndexReader:
         self.database = database
         self.settings = settings
         self.cache = cache
+        cache.capacity = settings.cache_snapshots
 
     def candidates(
         self,
