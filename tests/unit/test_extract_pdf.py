@@ -184,3 +184,28 @@ def test_table_chunks_are_never_given_a_wrong_language() -> None:
     assert chunks and all(c.language in ("es", None) for c in chunks)
     numbers = extract(_read("MultiColumn.pdf"), "MultiColumn.pdf")
     assert all(c.language is None for c in chunk_document(numbers))
+
+
+def test_chinese_pdf_sentence_lands_on_its_page_under_its_outline_heading() -> None:
+    """Debian Reference zh-cn (installed by .ci/run): a sentence of the HTML edition
+    of chapter 1 is found on PDF page 29, under the outline's chapter heading."""
+    import re
+
+    from grounded.ingest.extract.pdf import PdfOptions
+
+    path = Path("/usr/share/debian-reference/debian-reference.zh-cn.pdf")
+    if not path.exists():
+        pytest.skip("debian-reference-zh-cn is not installed (apt-get install it)")
+    sentence = "我认为学习一个计算机系统，就像学习一门新的外语。"
+    data = path.read_bytes()
+    document = extract(data, path.name, pdf=PdfOptions(tables=False, pages=(27, 31)))
+    assert {s.blocks[0].provenance.page for s in document.sections} == set(range(27, 32))
+    chunks = chunk_document(document)
+    hits = [c for c in chunks if c.role == "child" and sentence in re.sub(r"\s+", "", c.text)]
+    assert hits and all(c.provenance.page == 29 for c in hits)
+    assert hits[0].language == "zh"
+    assert hits[0].provenance.heading_path[0] == "GNU/Linux 教程"
+    # Page 36 has no outline entry of its own: a range starting there still
+    # carries the heading in force from page 35.
+    (section,) = extract(data, path.name, pdf=PdfOptions(tables=False, pages=(36, 36))).sections
+    assert section.heading_path and section.heading_path[0] == "GNU/Linux 教程"

@@ -37,8 +37,13 @@ _TEXT = {"vertical_strategy": "text", "horizontal_strategy": "text", "min_words_
 
 @dataclass(frozen=True)
 class PdfOptions:
+    """How to read a PDF. ``pages`` (1-based, inclusive) limits the work to a range,
+    keeping true page numbers and the outline's headings (a worker can split a
+    long PDF into resumable slices; tests read one chapter of a book)."""
+
     ocr: OcrMode = "auto"
     tables: bool = True
+    pages: tuple[int, int] | None = None
 
 
 def _open(data: bytes) -> pdfium.PdfDocument:
@@ -222,8 +227,12 @@ def extract_pdf(
         outline = _outline(document)
         sections: list[Section] = []
         tables: list[Table] = []
-        heading: tuple[str, ...] = ()
-        for index in range(count):
+        first, last = opts.pages or (1, count)
+        # The heading in force where the range starts comes from the pages before it.
+        heading: tuple[str, ...] = next(
+            (outline[i] for i in sorted(outline, reverse=True) if i < first - 1), ()
+        )
+        for index in range(max(first, 1) - 1, min(last, count)):
             number = index + 1
             heading = outline.get(index, heading)
             page = document[index]
