@@ -98,7 +98,11 @@ class LocalSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     threads: int = Field(
-        default=2, ge=1, description="CPU threads the local embedder, OCR and speech models use."
+        default=1,
+        ge=1,
+        description="CPU threads per local model call. 1 by default: on a busy machine the "
+        "OpenMP/onnxruntime thread pools spin and 2 threads ran 1.5-2.7x slower "
+        "(docs/benchmarks.md); scale with more workers instead.",
     )
     embed_batch: int = Field(
         default=1,
