@@ -59,6 +59,7 @@ ENTITY_OF: dict[str, str] = {
     "token_id": "token",
     "source_id": "source",
     "document_id": "document",
+    "document_ids": "document",
     "version_id": "document_version",
     "document_version_id": "document_version",
     "item_id": "knowledge_item",

@@ -8,7 +8,18 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from grounded import __version__
-from grounded.api import auth, catalog, errors, health, index, ingest, knowledge, tokens, users
+from grounded.api import (
+    auth,
+    catalog,
+    errors,
+    health,
+    index,
+    ingest,
+    knowledge,
+    search,
+    tokens,
+    users,
+)
 from grounded.config import Settings
 from grounded.db import Database
 from grounded.queue import build_queue
@@ -28,6 +39,9 @@ def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
         try:
             yield
         finally:
+            retriever = getattr(app.state, "retriever", None)
+            if retriever is not None:
+                retriever.gateway.close()
             app.state.queue.close()
             if owned:
                 app.state.database.close()
@@ -48,4 +62,5 @@ def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
     app.include_router(catalog.router)
     app.include_router(knowledge.router)
     app.include_router(index.router)
+    app.include_router(search.router)
     return app

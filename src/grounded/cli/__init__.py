@@ -15,6 +15,7 @@ from grounded.cli import (
     ingest_cmd,
     knowledge_cmd,
     models_cmd,
+    search_cmd,
     serve_cmd,
     tenant_cmd,
     token_cmd,
@@ -39,6 +40,7 @@ app.command("doctor")(doctor_cmd.doctor)
 app.add_typer(knowledge_cmd.app, name="knowledge")
 app.add_typer(index_cmd.app, name="index")
 app.command("ingest")(ingest_cmd.ingest)
+app.command("search")(search_cmd.search)
 app.add_typer(ingest_cmd.documents_app, name="documents")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(tenant_cmd.app, name="tenant")
