@@ -7,6 +7,7 @@ reach the server), cache hits, ledger rows, explicit request options.
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -388,3 +389,47 @@ def test_verify_sql_enrich_describe_over_chat(
     assert "42.50" in described.value
     image_part = server.calls(CHAT)[-1].body["messages"][1]["content"][1]
     assert image_part["image_url"]["url"].startswith("data:image/png;base64,")
+
+
+def test_only_admins_set_budgets_and_the_cli_shows_use(
+    make_gateway: MakeGateway,
+    database: Database,
+    owner: psycopg.Connection[tuple[object, ...]],
+    db_urls: Any,
+    pg_data_dir: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from typer.testing import CliRunner
+
+    from grounded.cli import app
+    from grounded.errors import Forbidden
+
+    tenant_id = make_tenant(owner, "budgeted")
+    gateway = make_gateway()
+    with pytest.raises(Forbidden):
+        gateway.set_budget(principal_for(tenant_id), Caps("day", 10, None))
+    admin = Principal(kind="user", id=uuid.uuid4(), tenant_id=tenant_id, roles=frozenset({"admin"}))
+    gateway.set_budget(admin, Caps("day", 1000, 2.5))
+    gateway.generate(admin, ask())
+    assert gateway.budget(admin) == (Caps("day", 1000, 2.5), 17, pytest.approx(0.0135))
+
+    monkeypatch.setenv("DATABASE_URL", db_urls.owner)
+    monkeypatch.setenv("GROUNDED_APP_DATABASE_URL", db_urls.app)
+    monkeypatch.setenv("GROUNDED_DATA_DIR", str(pg_data_dir))
+    runner = CliRunner()
+    shown = runner.invoke(app, ["models", "budget", "--tenant", "budgeted", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout) | {"used_cost_usd": 0} == {
+        "tenant": "budgeted",
+        "period": "day",
+        "max_tokens": 1000,
+        "max_cost_usd": 2.5,
+        "used_tokens": 17,
+        "used_cost_usd": 0,
+    }
+    changed = runner.invoke(
+        app, ["models", "budget", "--tenant", "budgeted", "--max-tokens", "5", "--json"]
+    )
+    assert json.loads(changed.stdout)["max_tokens"] == 5
+    with pytest.raises(BudgetExceeded):
+        gateway.generate(admin, ask("another question"))

@@ -89,6 +89,54 @@ def _describe_providers(settings: GatewaySettings) -> list[dict[str, Any]]:
     return rows
 
 
+@app.command("budget")
+def budget(
+    tenant: str = typer.Option(..., "--tenant", help="Tenant slug."),
+    max_tokens: int | None = typer.Option(None, min=0, help="Set the token cap per period."),
+    max_cost: float | None = typer.Option(None, min=0, help="Set the USD cap per period."),
+    period: str | None = typer.Option(None, help="Set the period: day or month."),
+    unlimited: bool = typer.Option(False, "--unlimited", help="Remove both caps."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Show a tenant's model budget and use this period; set it with the options."""
+    from grounded.cli.local_admin import local_admin
+    from grounded.db import Database
+    from grounded.gateway.service import Gateway
+    from grounded.gateway.store import Caps, GatewayStore
+
+    settings = load_settings()
+    principal = local_admin(settings, tenant)
+    with Database.open(settings) as database:
+        gateway = Gateway(settings.gateway, GatewayStore(database), {})
+        caps, _, _ = gateway.budget(principal)
+        if unlimited or max_tokens is not None or max_cost is not None or period is not None:
+            caps = Caps(
+                period or caps.period,
+                None if unlimited else (max_tokens if max_tokens is not None else caps.max_tokens),
+                None if unlimited else (max_cost if max_cost is not None else caps.max_cost_usd),
+            )
+            gateway.set_budget(principal, caps)
+        caps, tokens, cost = gateway.budget(principal)
+    report = {
+        "tenant": tenant,
+        "period": caps.period,
+        "max_tokens": caps.max_tokens,
+        "max_cost_usd": caps.max_cost_usd,
+        "used_tokens": tokens,
+        "used_cost_usd": cost,
+    }
+    if as_json:
+        print_json(report)
+        return
+    token_cap = "no cap" if caps.max_tokens is None else f"{caps.max_tokens:,}"
+    cost_cap = "no cap" if caps.max_cost_usd is None else f"${caps.max_cost_usd:,.4f}"
+    console.print(
+        f"{tenant}: this {caps.period} {tokens:,} tokens of {token_cap}, "
+        f"${cost:,.4f} of {cost_cap} (remote providers only; local models are free)",
+        highlight=False,
+    )
+
+
 @app.command("list")
 def list_models(as_json: bool = JsonOption) -> None:
     """Providers, task routes (primary first), and which local model packages are installed."""

@@ -23,7 +23,14 @@ from typing import Any, TypeVar
 import numpy as np
 
 from grounded.auth.principal import Principal
-from grounded.errors import BudgetExceeded, EmbeddingMismatch, GroundedError, ModelError
+from grounded.errors import (
+    BudgetExceeded,
+    EmbeddingMismatch,
+    Forbidden,
+    GroundedError,
+    InvalidInput,
+    ModelError,
+)
 from grounded.gateway import codec
 from grounded.gateway.contracts import OcrResult, Transcript
 from grounded.gateway.providers.base import Provider
@@ -100,6 +107,26 @@ class Gateway:
 
     def providers(self) -> dict[str, Provider]:
         return dict(self._providers)
+
+    # --- budgets -----------------------------------------------------------
+
+    def budget(self, principal: Principal) -> tuple[Caps, int, float]:
+        """The tenant's caps and this period's metered use (tokens, USD)."""
+        caps = self._store.caps(principal.tenant_id, self.settings.budget)
+        tokens, cost = self._store.usage(principal.tenant_id, caps.period)
+        return caps, tokens, cost
+
+    def set_budget(self, principal: Principal, caps: Caps) -> None:
+        """Set the tenant's caps (admins only); takes effect on the next call."""
+        if not principal.is_admin:
+            raise Forbidden("only a tenant administrator can change its model budget")
+        if caps.period not in ("day", "month"):
+            raise InvalidInput(f"budget period must be 'day' or 'month', not {caps.period!r}")
+        if (caps.max_tokens is not None and caps.max_tokens < 0) or (
+            caps.max_cost_usd is not None and caps.max_cost_usd < 0
+        ):
+            raise InvalidInput("budget caps cannot be negative")
+        self._store.set_caps(principal.tenant_id, caps)
 
     # --- public tasks ----------------------------------------------------
 
