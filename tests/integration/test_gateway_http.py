@@ -317,7 +317,10 @@ def test_semantic_cache_for_generate_only_within_identical_context(
 def test_embeddings_batched_tagged_cached_and_never_mixed(
     make_gateway: MakeGateway, server: LoopbackServer, tenant: Principal
 ) -> None:
-    gateway = make_gateway(routes={"embed": ["remote"]}, remote={"max_batch": 2})
+    gateway = make_gateway(
+        routes={"embed": ["remote"]},
+        remote={"max_batch": 2, "embed_prefixes": {"passage": "passage: "}},
+    )
     texts = ["alpha one", "beta two two", "gamma", "delta four", "epsilon five"]
     vectors = gateway.embed(tenant, texts, "passage")
     assert len(server.calls("/embeddings")) == 3
@@ -325,7 +328,7 @@ def test_embeddings_batched_tagged_cached_and_never_mixed(
     assert np.allclose(np.linalg.norm(vectors.vectors, axis=1), 1.0)
     again = gateway.embed(tenant, [*texts, "zeta"], "passage")
     assert len(server.calls("/embeddings")) == 4  # only "zeta" was new
-    assert server.calls("/embeddings")[-1].body["input"] == ["zeta"]
+    assert server.calls("/embeddings")[-1].body["input"] == ["passage: zeta"]
     assert np.allclose(again.vectors[:5], vectors.vectors, atol=1e-6)
     local = make_gateway().embed(tenant, ["alpha one"], "query")
     with pytest.raises(EmbeddingMismatch):

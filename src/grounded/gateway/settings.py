@@ -90,6 +90,11 @@ class OpenAIProviderSettings(BaseModel):
     max_batch: int = Field(
         default=64, ge=1, description="Most texts sent in one embeddings request."
     )
+    embed_prefixes: dict[Literal["query", "passage"], str] = Field(
+        default_factory=dict,
+        description="Text put before each input by role, for served models trained with "
+        "roles, e.g. {query = 'query: ', passage = 'passage: '} for e5; empty for OpenAI models.",
+    )
 
 
 class LocalSettings(BaseModel):

@@ -266,7 +266,9 @@ class OpenAIProvider(Provider):
 
     def embed(self, request: EmbedRequest) -> Reply[Embeddings]:
         model = self.model_for("embed")
-        payload = self._post("/embeddings", {"model": model, "input": list(request.texts)})
+        prefix = self._settings.embed_prefixes.get(request.role, "")
+        inputs = [prefix + text for text in request.texts]
+        payload = self._post("/embeddings", {"model": model, "input": inputs})
         try:
             rows = sorted(payload["data"], key=lambda row: row["index"])
             vectors = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
