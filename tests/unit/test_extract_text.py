@@ -95,3 +95,14 @@ def test_html_file_with_wrong_extension_is_read_as_html() -> None:
     document = extract(HTML, "page.txt")
     assert document.mime_type == "text/html"
     assert document.tables
+
+
+def test_source_files_are_code_chunks_with_exact_offsets() -> None:
+    source_path = REPO / "src" / "grounded" / "ingest" / "limits.py"
+    data = source_path.read_bytes()
+    document = extract(data, "limits.py")
+    chunks = chunk_document(document)
+    assert chunks and all(c.modality == "code" for c in chunks)
+    text = data.decode("utf-8")
+    for chunk in chunks:
+        assert text[chunk.provenance.char_start : chunk.provenance.char_end] == chunk.text

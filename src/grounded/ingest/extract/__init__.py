@@ -38,6 +38,7 @@ def _dispatch(
     kind: str,
     mime: str,
     data: bytes,
+    filename: str | None,
     engines: Engines,
     limits: ExtractionLimits,
     pdf: PdfOptions | None,
@@ -53,7 +54,7 @@ def _dispatch(
     if kind == "text":
         from grounded.ingest.extract.text import extract_text
 
-        return extract_text(data)
+        return extract_text(data, filename)
     if kind == "markdown":
         from grounded.ingest.extract.text import extract_markdown
 
@@ -112,6 +113,7 @@ def extract(
             detected.kind,
             detected.mime_type,
             data,
+            filename,
             engines or Engines(),
             limits,
             pdf,

@@ -14,7 +14,14 @@ from __future__ import annotations
 import re
 
 from grounded.errors import ExtractionError
-from grounded.ingest.records import Block, ExtractedDocument, Provenance, Section, Table
+from grounded.ingest.records import (
+    Block,
+    ExtractedDocument,
+    Modality,
+    Provenance,
+    Section,
+    Table,
+)
 from grounded.ingest.tables import build_table
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
@@ -45,14 +52,28 @@ def decode_text(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def extract_text(data: bytes) -> ExtractedDocument:
-    """One block holding the whole text; structure-free (seed 002 ADR-010)."""
+_CODE_EXTENSIONS = frozenset({
+    "py", "js", "ts", "tsx", "jsx", "go", "rs", "java", "kt", "c", "h", "cc", "cpp", "hpp",
+    "cs", "rb", "php", "swift", "scala", "sh", "bash", "sql", "r", "lua", "pl", "ps1",
+    "yaml", "yml", "toml", "ini", "cfg", "json", "xml", "proto", "tf",
+})  # fmt: skip
+
+
+def extract_text(data: bytes, filename: str | None = None) -> ExtractedDocument:
+    """One block holding the whole text; structure-free (seed 002 ADR-010).
+
+    Source and configuration files (by extension: the bytes of code and of
+    prose look alike) get the ``code`` modality, so retrieval can treat them
+    as code; they are windowed the same way.
+    """
     text = decode_text(data)
     start = len(text) - len(text.lstrip())
     end = len(text.rstrip())
     if start >= end:
         return ExtractedDocument(mime_type="text/plain", title=None, sections=())
-    block = Block(text[start:end], "text", Provenance(char_start=start, char_end=end))
+    ext = filename.rsplit(".", 1)[-1].lower() if filename and "." in filename else ""
+    modality: Modality = "code" if ext in _CODE_EXTENSIONS else "text"
+    block = Block(text[start:end], modality, Provenance(char_start=start, char_end=end))
     first = text[start:end].split("\n", 1)[0].strip()
     return ExtractedDocument(
         mime_type="text/plain",
