@@ -89,3 +89,25 @@ def test_truncated_office_file_is_refused_as_truncated() -> None:
     with pytest.raises(ExtractionError) as info:
         extract(data[: len(data) // 2], "test.docx")
     assert info.value.reason == "truncated"
+
+
+def test_legacy_encoded_text_is_text_and_decodes() -> None:
+    # crazyones.txt re-encoded as Windows-1252 (what older editors save).
+    text = (
+        (DOCS / "crazyones.txt").read_text(encoding="utf-8").replace("ﬁ", "fi").replace("ﬀ", "ff")
+    )
+    data = (text + " Café, naïve, déjà vu.").encode("cp1252")
+    assert detect(data, "old.txt").kind == "text"
+    document = extract(data, "old.txt")
+    assert "Café, naïve, déjà vu." in document.text
+    assert "Heres to the crazy ones" in document.text
+
+
+def test_gbk_encoded_chinese_text_decodes() -> None:
+    import json
+
+    data = json.loads((DOCS.parent / "cmrc2018_trial.json").read_text(encoding="utf-8"))
+    paragraph = data["data"][0]["paragraphs"][0]["context"]
+    document = extract(paragraph.encode("gbk", errors="ignore"), "legacy.txt")
+    assert document.text[:40] == paragraph[:40]
+    assert document.language == "zh"

@@ -149,17 +149,18 @@ def _sniff_zip(data: bytes) -> Kind:
 
 
 def _looks_textual(data: bytes) -> bool:
+    """UTF-8, UTF-16 with a BOM, or a legacy encoding charset-normalizer is sure of."""
     sample = data[:8192]
-    if b"\x00" in sample and not sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    if b"\x00" in sample:
         return False
-    for encoding in ("utf-8-sig", "utf-16"):
-        try:
-            # Cut at a safe point: the sample may end in the middle of a character.
-            sample.decode(encoding)
-            return True
-        except UnicodeDecodeError as exc:
-            if encoding == "utf-8-sig" and exc.start >= len(sample) - 4:
-                return True
+    try:
+        sample.decode("utf-8-sig")
+        return True
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(sample) - 4 and len(data) > len(sample):
+            return True  # the sample was cut in the middle of a character
     from charset_normalizer import from_bytes
 
     best = from_bytes(sample).best()

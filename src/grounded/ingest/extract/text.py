@@ -40,16 +40,32 @@ def decode_text(data: bytes) -> str:
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError:
-            from charset_normalizer import from_bytes
-
-            best = from_bytes(data).best()
-            if best is None:
-                raise ExtractionError(
-                    "the text file's encoding could not be recognised; save it as UTF-8",
-                    reason="corrupt",
-                ) from None
-            text = str(best)
+            text = _guess_legacy(data)
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _guess_legacy(data: bytes) -> str:
+    """Decode a non-UTF-8 file with charset-normalizer's guess, Windows-1252 on near-ties.
+
+    On short Western text several single-byte code pages fit equally well
+    (cp1257 and cp1252 both read "Café"), and charset-normalizer may rank a
+    Baltic one first; the code page that most such files were actually saved
+    in wins any tie within a small chaos margin. CJK encodings are unaffected:
+    cp1252 reads them as mojibake with a much higher chaos score.
+    """
+    from charset_normalizer import from_bytes
+
+    results = list(from_bytes(data))
+    if not results:
+        raise ExtractionError(
+            "the text file's encoding could not be recognised; save it as UTF-8",
+            reason="corrupt",
+        )
+    best = min(results, key=lambda m: m.chaos)
+    western = next((m for m in results if m.encoding == "cp1252"), None)
+    if western is not None and western.chaos <= best.chaos + 0.02:
+        best = western
+    return str(best)
 
 
 _CODE_EXTENSIONS = frozenset({
