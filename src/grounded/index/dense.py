@@ -8,7 +8,7 @@ fewer rows. The policy here never does that (seed 000 ADR-016):
 1. eligible set small (``<= exact_vector_max``): exact search (index scans
    disabled, so PostgreSQL computes every eligible distance) - provably the
    eligible nearest neighbours;
-2. otherwise HNSW with ``ef_search`` widened x4 up to ``hnsw_ef_search_max``
+2. otherwise HNSW from ``hnsw_ef_search`` (100), widened x4 up to ``hnsw_ef_search_max``
    until k eligible rows come back (``method = 'hnsw'``, approximate);
 3. still short: exact search if the eligible set is at most 5x the exact
    limit, else the result is returned marked ``complete = False`` with the
@@ -67,7 +67,7 @@ def search(
     want = min(k, eligible)
     if eligible <= settings.exact_vector_max:
         return _exact(conn, loaded, mask, query, k, table)
-    ef = max(40, 4 * k)
+    ef = max(settings.hnsw_ef_search, 4 * k)
     hits: list[tuple[int, float]] = []
     while True:
         ef = min(ef, settings.hnsw_ef_search_max)

@@ -23,6 +23,13 @@ class IndexSettings(BaseModel):
             "(provably the true nearest neighbours) instead of HNSW."
         ),
     )
+    hnsw_ef_search: int = Field(
+        default=100,
+        ge=10,
+        le=1000,
+        description="Initial hnsw.ef_search of a dense query (at least 4x k); widened x4 while "
+        "too few eligible rows come back.",
+    )
     hnsw_ef_search_max: int = Field(
         default=1000,
         ge=10,
