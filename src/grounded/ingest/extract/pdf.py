@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import itertools
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -195,6 +196,14 @@ def _ocr_page(page: pdfium.PdfPage, engine: OcrEngine, max_pixels: int) -> list[
     ]
 
 
+PDFIUM_LOCK = threading.Lock()
+"""PDFium is not thread-safe (pypdfium2's own warning): one PDF at a time per process.
+
+Parallel extraction should use processes; threads are serialised here rather
+than risking a crash inside the C library.
+"""
+
+
 def extract_pdf(
     data: bytes,
     *,
@@ -208,6 +217,17 @@ def extract_pdf(
     (``truncated``/``corrupt``) and over-long (``too_large``) files. Pages that
     need OCR when no engine was given produce a warning, not an error.
     """
+    with PDFIUM_LOCK:
+        return _extract_pdf(data, limits=limits, ocr=ocr, options=options)
+
+
+def _extract_pdf(
+    data: bytes,
+    *,
+    limits: ExtractionLimits,
+    ocr: OcrEngine | None = None,
+    options: PdfOptions | None = None,
+) -> ExtractedDocument:
     opts = options or PdfOptions()
     document = _open(data)
     plumber: Any = None
