@@ -15,7 +15,10 @@ from grounded.ingest.extract.text import decode_text
 from grounded.ingest.records import Block, ExtractedDocument, Provenance, Section, Table
 from grounded.ingest.tables import build_table
 
-_DROP = "script, style, noscript, nav, header, footer, aside, form, template, svg, iframe, button"
+_DROP = (
+    "script, style, noscript, nav, header, footer, aside, form, template, svg, iframe, button, "
+    ".toc, #toc, [role=navigation], .navheader, .navfooter"  # contents, DocBook nav bars
+)
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _BLOCKS = {"p", "li", "pre", "blockquote", "dt", "dd", "figcaption", "caption", "address"}
 _INLINE = {
@@ -108,10 +111,12 @@ class _Walker:
                 self.flush_text("code")
             elif tag in _BLOCKS:
                 self.flush_text()
-                self.buffer.append(child.text(deep=True, separator=" "))
+                self.walk(child)
                 self.flush_text()
             elif tag in _INLINE:
-                self.buffer.append(child.text(deep=True, separator=" "))
+                # Walked, not flattened with a separator: "GNU/<b>Linux</b>" and
+                # Chinese text have no spaces between inline elements to invent.
+                self.walk(child)
             elif tag == "br":
                 self.buffer.append("\n")
             elif tag in ("img",):
