@@ -93,7 +93,8 @@ def _status(state: IndexStatus, as_json: bool) -> None:
         console.print("live: " + _snapshot_line(state.live), highlight=False)
     console.print(
         f"catalog revision {state.catalog_revision}; "
-        f"{'STALE' if state.stale else 'current'}; pending outbox {state.pending_outbox}",
+        f"{'STALE' if state.stale else 'current'}; pending outbox {state.pending_outbox}"
+        + ("; compaction due (`grounded index build --publish`)" if state.compaction_due else ""),
         highlight=False,
     )
     table = Table("gen", "state", "kind", "units", "revision", "built", "error")
@@ -114,7 +115,10 @@ def _status(state: IndexStatus, as_json: bool) -> None:
 def status_cmd(tenant: str = TenantOption, as_json: bool = JsonOption) -> None:
     """The live snapshot, staleness, pending changes and recent history."""
     with _session(tenant) as (builder, principal):
-        _status(index_status(builder.database, principal), as_json)
+        state = index_status(
+            builder.database, principal, max_segments=builder.settings.max_segments
+        )
+        _status(state, as_json)
 
 
 @app.command("build")

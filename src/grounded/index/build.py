@@ -131,8 +131,9 @@ class Builder:
         if incremental and current is not None:
             if current.format_version != snaps.FORMAT_VERSION:
                 raise Conflict("the live index has an old format; run a full build")
-            if len(current.segments) < self.settings.max_segments:
-                base = current
+            # Always a delta, however many segments are stacked: compaction is a
+            # full build (status says when it is due), kept off the freshness path.
+            base = current
         if base is not None:
             with self.database.transaction(tenant) as conn:
                 base_loaded = loaded_mod.CACHE.get(conn, tenant, base)

@@ -2,7 +2,9 @@
 
 ``refresh`` is the freshness path (issue 7 item 4): an incremental build of
 what changed since the live snapshot, published the same checked way, so one
-new document is searchable in seconds without a full rebuild. ``rebuild`` is
+new document is searchable in seconds without a full rebuild. It never
+compacts (that re-tokenises every unit); status reports when a compacting
+full build is due. ``rebuild`` is
 the disaster-recovery path: every derived row recreated from canonical rows
 alone (no vector reused from a previous snapshot), then published.
 """
@@ -17,7 +19,9 @@ from grounded.index.publishing import publish
 from grounded.index.units import catalog_revision
 
 
-def status(database: Database, principal: Principal, *, limit: int = 20) -> snaps.IndexStatus:
+def status(
+    database: Database, principal: Principal, *, limit: int = 20, max_segments: int = 8
+) -> snaps.IndexStatus:
     """The live snapshot, whether it is stale, pending outbox work, recent history."""
     snaps.require_admin(principal)
     with database.transaction(principal.tenant_id) as conn:
@@ -32,6 +36,7 @@ def status(database: Database, principal: Principal, *, limit: int = 20) -> snap
         stale=current is None or current.catalog_revision != revision,
         pending_outbox=pending,
         snapshots=tuple(history),
+        compaction_due=current is not None and len(current.segments) > max_segments,
     )
 
 
@@ -50,7 +55,7 @@ def rebuild(builder: Builder, principal: Principal) -> BuildReport:
 
 
 def refresh(builder: Builder, principal: Principal) -> BuildReport | None:
-    """Index what changed since the live snapshot and publish it; None when current."""
+    """Index what changed since the live snapshot (a delta) and publish it; None when current."""
     state = status(builder.database, principal, limit=1)
     if state.live is not None and not state.stale and state.pending_outbox == 0:
         return None

@@ -43,8 +43,8 @@ class IndexSettings(BaseModel):
     max_segments: int = Field(
         default=8,
         ge=1,
-        description="Segments a snapshot may stack before an incremental build compacts to a "
-        "full build (reusing unchanged vectors).",
+        description="Stacked segments above which status reports that a compacting full build "
+        "(`grounded index build --publish`, reuses unchanged vectors) is due.",
     )
     embed_batch: int = Field(default=64, ge=1, description="Passages per embedding call.")
     cache_snapshots: int = Field(

@@ -67,9 +67,11 @@ class IndexStatus:
     stale: bool
     pending_outbox: int
     snapshots: tuple[Snapshot, ...]
+    compaction_due: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
+            "compaction_due": self.compaction_due,
             "live": self.live.as_dict() if self.live else None,
             "catalog_revision": self.catalog_revision,
             "stale": self.stale,
