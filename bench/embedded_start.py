@@ -44,10 +44,15 @@ def main() -> None:
             cold_start.append(t1 - t0)
             cold_migrate.append(t2 - t1)
     print(f"machine: {machine()}")
-    for name, values in (("cold initdb+start", cold_start), ("migrate to head", cold_migrate),
-                         ("warm reuse (already running)", warm)):
-        print(f"{name:32s} median {statistics.median(values) * 1000:8.1f} ms  "
-              f"(min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f}, n={len(values)})")
+    for name, values in (
+        ("cold initdb+start", cold_start),
+        ("migrate to head", cold_migrate),
+        ("warm reuse (already running)", warm),
+    ):
+        print(
+            f"{name:32s} median {statistics.median(values) * 1000:8.1f} ms  "
+            f"(min {min(values) * 1000:.1f}, max {max(values) * 1000:.1f}, n={len(values)})"
+        )
 
 
 if __name__ == "__main__":

@@ -36,18 +36,32 @@ def main() -> None:
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="grounded-bench-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDED_")}
-    env.update({"GROUNDED_DATA_DIR": str(tmp), "GROUNDED_CONFIG": "/nonexistent.toml",
-                "GROUNDED_LOG_LEVEL": "warning"})
+    env.update(
+        {
+            "GROUNDED_DATA_DIR": str(tmp),
+            "GROUNDED_CONFIG": "/nonexistent.toml",
+            "GROUNDED_LOG_LEVEL": "warning",
+        }
+    )
     os.environ.update(env)
 
     def cli(*a: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "grounded", *a], env=env, check=True,
-                              capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, "-m", "grounded", *a],
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
 
     cli("db", "upgrade")
     cli("tenant", "create", "bench")
-    worker = subprocess.Popen([sys.executable, "-m", "grounded", "worker", "--concurrency", "2"],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "grounded", "worker", "--concurrency", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         latencies = _uploads(args.uploads)
         imported, processed = _records(cli, tmp, args.records)
@@ -55,15 +69,20 @@ def main() -> None:
         worker.send_signal(signal.SIGTERM)
         worker.wait(60)
         cli("db", "stop")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}")
-    print(f"upload-to-searchable over {len(latencies)} single documents: "
-          f"p50 {statistics.median(latencies):.2f} s, "
-          f"p95 {sorted(latencies)[max(0, int(len(latencies) * 0.95) - 1)]:.2f} s, "
-          f"max {max(latencies):.2f} s")
-    print(f"records import of {args.records} SciFact abstracts: write {imported:.1f} s "
-          f"({args.records / imported:.0f} docs/s), through extract+chunk+enrich+embed+index "
-          f"{processed:.1f} s ({args.records / processed:.2f} docs/s)")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
+    print(
+        f"upload-to-searchable over {len(latencies)} single documents: "
+        f"p50 {statistics.median(latencies):.2f} s, "
+        f"p95 {sorted(latencies)[max(0, int(len(latencies) * 0.95) - 1)]:.2f} s, "
+        f"max {max(latencies):.2f} s"
+    )
+    print(
+        f"records import of {args.records} SciFact abstracts: write {imported:.1f} s "
+        f"({args.records / imported:.0f} docs/s), through extract+chunk+enrich+embed+index "
+        f"{processed:.1f} s ({args.records / processed:.2f} docs/s)"
+    )
 
 
 def _uploads(n: int) -> list[float]:
@@ -87,12 +106,20 @@ def _uploads(n: int) -> list[float]:
         with queue.open():
             for i in range(n):
                 token = f"zq{uuid.uuid4().hex[:10]}"
-                body = (f"# Note {i}\n\nThe calibration code {token} belongs to line {i}. "
-                        "It is checked every morning before production starts.\n").encode()
+                body = (
+                    f"# Note {i}\n\nThe calibration code {token} belongs to line {i}. "
+                    "It is checked every morning before production starts.\n"
+                ).encode()
                 start = time.perf_counter()
-                accepted = accept(database, BlobStore(settings.raw_dir), principal, [body],
-                                  UploadRequest(filename=f"note-{i}.md"), max_bytes=1 << 20,
-                                  pipeline_version=pipeline_version(ChunkingConfig()))
+                accepted = accept(
+                    database,
+                    BlobStore(settings.raw_dir),
+                    principal,
+                    [body],
+                    UploadRequest(filename=f"note-{i}.md"),
+                    max_bytes=1 << 20,
+                    pipeline_version=pipeline_version(ChunkingConfig()),
+                )
                 defer_run(queue, principal.tenant_id, accepted.run)
                 while True:
                     try:
@@ -112,8 +139,11 @@ def _records(cli, tmp: Path, n: int) -> tuple[float, float]:  # type: ignore[no-
     path = tmp / "records.jsonl"
     with (SCIFACT / "corpus.jsonl").open() as source:
         rows = [json.loads(next(source)) for _ in range(n)]
-    path.write_text("\n".join(json.dumps({"id": r["_id"], "title": r["title"],
-                                          "text": r["text"]}) for r in rows))
+    path.write_text(
+        "\n".join(
+            json.dumps({"id": r["_id"], "title": r["title"], "text": r["text"]}) for r in rows
+        )
+    )
     start = time.perf_counter()
     cli("ingest", "--records", str(path), "--tenant", "bench", "--json")
     imported = time.perf_counter() - start
@@ -127,8 +157,9 @@ def _records(cli, tmp: Path, n: int) -> tuple[float, float]:  # type: ignore[no-
     with Database.open(settings) as database:
         while True:
             with database.transaction(principal.tenant_id) as conn:
-                row = conn.execute("SELECT count(*) AS n FROM ingest_runs WHERE status NOT IN"
-                                   " ('done', 'failed')").fetchone()
+                row = conn.execute(
+                    "SELECT count(*) AS n FROM ingest_runs WHERE status NOT IN ('done', 'failed')"
+                ).fetchone()
             if row is not None and row["n"] == 0:
                 break
             time.sleep(0.5)
