@@ -15,6 +15,7 @@ install: $(BIN)/python
 
 install-test: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[test]'
+	./scripts/install-test-system-packages
 
 ## serve: install, migrate the embedded (or DATABASE_URL) database, run API + worker
 serve: install
