@@ -6,6 +6,7 @@ cost); the app gets a ManualClock so timeouts are tested by moving time.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from typing import Any
 
 import psycopg
 import pytest
+import structlog
 from fastapi.testclient import TestClient
 
 from grounded.api.app import create_app
@@ -129,11 +131,36 @@ class World:
         return Browser(TestClient(self.client.app, base_url=ORIGIN, raise_server_exceptions=False))
 
 
+@contextmanager
+def clean_logging() -> Iterator[None]:
+    """Logging as a fresh process has it, restored afterwards.
+
+    An in-process CLI test elsewhere (CliRunner) may leave structlog writing to
+    a stream that is closed by now, which would turn every logged login into a
+    500 here; these tests are about auth, not about that leftover.
+    """
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    saved = structlog.get_config()
+    root.handlers[:] = []
+    structlog.reset_defaults()
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        structlog.configure(**saved)
+
+
 @pytest.fixture
 def world(
     pg_data_dir: Path, db_urls: DatabaseUrls, owner: psycopg.Connection[Any]
 ) -> Iterator[World]:
     settings = auth_settings(pg_data_dir, db_urls)
     clock = ManualClock()
-    with Database.open(settings) as database, serve(settings, database, clock) as client:
+    with (
+        clean_logging(),
+        Database.open(settings) as database,
+        serve(settings, database, clock) as client,
+    ):
         yield World(settings, database, clock, client, owner)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -10,12 +11,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 from typer.testing import CliRunner
 
 from grounded.auth.clock import ManualClock
 from grounded.cli import app as cli_app
 from grounded.db import Database, DatabaseUrls
-from tests.integration.auth_support import Browser, auth_settings, serve
+from tests.integration.auth_support import Browser, auth_settings, clean_logging, serve
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +60,11 @@ def cli(env: dict[str, str]) -> Run:
 @pytest.fixture
 def browser(pg_data_dir: Path, db_urls: DatabaseUrls) -> Iterator[Browser]:
     settings = auth_settings(pg_data_dir, db_urls)
-    with Database.open(settings) as database, serve(settings, database, ManualClock()) as client:
+    with (
+        clean_logging(),
+        Database.open(settings) as database,
+        serve(settings, database, ManualClock()) as client,
+    ):
         yield Browser(client)
 
 
@@ -122,6 +128,19 @@ def test_tenant_admin_token_lifecycle(cli: Run, browser: Browser) -> None:
     assert unknown.returncode == 1 and "no token" in unknown.stderr
 
 
+@pytest.fixture
+def restore_logging() -> Iterator[None]:
+    """An in-process command configures logging onto CliRunner's stream, which is
+    closed afterwards; put the process's logging back so later tests can log."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    structlog.reset_defaults()
+
+
+@pytest.mark.usefixtures("restore_logging")
 def test_admin_password_prompt_is_hidden_and_confirmed(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch, cli: Run
 ) -> None:
