@@ -30,6 +30,7 @@ from grounded.gateway import (
     similarities,
 )
 from grounded.gateway.registry import build_providers
+from tests.cli_logging import restored_logging
 from tests.conftest import make_tenant
 from tests.openai_loopback import LoopbackServer, Scripted, chat_answer, running
 
@@ -420,7 +421,8 @@ def test_only_admins_set_budgets_and_the_cli_shows_use(
     monkeypatch.setenv("GROUNDED_APP_DATABASE_URL", db_urls.app)
     monkeypatch.setenv("GROUNDED_DATA_DIR", str(pg_data_dir))
     runner = CliRunner()
-    shown = runner.invoke(app, ["models", "budget", "--tenant", "budgeted", "--json"])
+    with restored_logging():
+        shown = runner.invoke(app, ["models", "budget", "--tenant", "budgeted", "--json"])
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.stdout) | {"used_cost_usd": 0} == {
         "tenant": "budgeted",
@@ -430,9 +432,10 @@ def test_only_admins_set_budgets_and_the_cli_shows_use(
         "used_tokens": 17,
         "used_cost_usd": 0,
     }
-    changed = runner.invoke(
-        app, ["models", "budget", "--tenant", "budgeted", "--max-tokens", "5", "--json"]
-    )
+    with restored_logging():
+        changed = runner.invoke(
+            app, ["models", "budget", "--tenant", "budgeted", "--max-tokens", "5", "--json"]
+        )
     assert json.loads(changed.stdout)["max_tokens"] == 5
     with pytest.raises(BudgetExceeded):
         gateway.generate(admin, ask("another question"))

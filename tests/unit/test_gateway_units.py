@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -21,8 +22,16 @@ from grounded.gateway.retry import backoff_delay, with_retry
 from grounded.gateway.settings import REDACTION_KINDS, GatewaySettings, RetrySettings
 from grounded.gateway.types import Embeddings, Generation, Ranking, Verdict
 from grounded.gateway.vectors import EmbeddingSpace, require_same_space, similarities
+from tests.cli_logging import restored_logging
 
 pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(autouse=True)
+def _logging_restored() -> Iterator[None]:
+    # load_settings() and CLI calls configure logging onto streams that close.
+    with restored_logging():
+        yield
 
 
 # --- settings ------------------------------------------------------------------
