@@ -23,6 +23,7 @@ from grounded.index import (
     status,
 )
 from grounded.index.loaded import CACHE
+from grounded.knowledge import KnowledgeItems, NewItem
 from tests.conftest import make_tenant
 from tests.integration.index_corpus import (
     CORPUS,
@@ -365,3 +366,23 @@ def test_compaction_reuses_vectors_and_pruning_collects_them(
     )
     assert hit.dense_complete
     assert len(hit.dense) == 9
+
+
+def test_a_catalog_write_marks_stale_and_refresh_drains_the_outbox(
+    database: Database, acme: Principal
+) -> None:
+    builder = Builder(database, SETTINGS)
+    rebuild(builder, acme)
+    assert not status(database, acme).stale
+    item = KnowledgeItems(database).create(
+        acme, NewItem(body="Quokka habitat notes", category="fauna", confidence="verified")
+    )
+    before = status(database, acme)
+    assert before.stale
+    assert before.pending_outbox == 1
+    report = refresh(builder, acme)
+    assert report is not None
+    after = status(database, acme)
+    assert (after.stale, after.pending_outbox) == (False, 0)
+    spec = EligibilitySpec(categories=frozenset({"fauna"}), confidence=frozenset({"verified"}))
+    assert top_ids(IndexReader(database, SETTINGS), acme, "quokka", spec=spec) == [str(item.id)]
