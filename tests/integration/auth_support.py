@@ -94,12 +94,36 @@ class Browser:
 
 
 @contextmanager
+def clean_logging() -> Iterator[None]:
+    """Logging as a fresh process has it, restored afterwards.
+
+    An in-process CLI test elsewhere (CliRunner) may leave structlog writing to
+    a stream that is closed by now, which would turn every logged login into a
+    500 here; these tests are about auth, not about that leftover.
+    """
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    saved = structlog.get_config()
+    root.handlers[:] = []
+    structlog.reset_defaults()
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        structlog.configure(**saved)
+
+
+@contextmanager
 def serve(
     settings: Settings, database: Database, clock: ManualClock, base_url: str = ORIGIN
 ) -> Iterator[TestClient]:
     app = create_app(settings, database)
     app.state.clock = clock
-    with TestClient(app, base_url=base_url, raise_server_exceptions=False) as client:
+    with (
+        clean_logging(),
+        TestClient(app, base_url=base_url, raise_server_exceptions=False) as client,
+    ):
         yield client
 
 
@@ -131,36 +155,11 @@ class World:
         return Browser(TestClient(self.client.app, base_url=ORIGIN, raise_server_exceptions=False))
 
 
-@contextmanager
-def clean_logging() -> Iterator[None]:
-    """Logging as a fresh process has it, restored afterwards.
-
-    An in-process CLI test elsewhere (CliRunner) may leave structlog writing to
-    a stream that is closed by now, which would turn every logged login into a
-    500 here; these tests are about auth, not about that leftover.
-    """
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    saved = structlog.get_config()
-    root.handlers[:] = []
-    structlog.reset_defaults()
-    try:
-        yield
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
-        structlog.configure(**saved)
-
-
 @pytest.fixture
 def world(
     pg_data_dir: Path, db_urls: DatabaseUrls, owner: psycopg.Connection[Any]
 ) -> Iterator[World]:
     settings = auth_settings(pg_data_dir, db_urls)
     clock = ManualClock()
-    with (
-        clean_logging(),
-        Database.open(settings) as database,
-        serve(settings, database, clock) as client,
-    ):
+    with Database.open(settings) as database, serve(settings, database, clock) as client:
         yield World(settings, database, clock, client, owner)

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from grounded.auth.clock import ManualClock
 from grounded.cli import app as cli_app
 from grounded.db import Database, DatabaseUrls
-from tests.integration.auth_support import Browser, auth_settings, clean_logging, serve
+from tests.integration.auth_support import Browser, auth_settings, serve
 
 pytestmark = pytest.mark.integration
 
@@ -60,11 +60,7 @@ def cli(env: dict[str, str]) -> Run:
 @pytest.fixture
 def browser(pg_data_dir: Path, db_urls: DatabaseUrls) -> Iterator[Browser]:
     settings = auth_settings(pg_data_dir, db_urls)
-    with (
-        clean_logging(),
-        Database.open(settings) as database,
-        serve(settings, database, ManualClock()) as client,
-    ):
+    with Database.open(settings) as database, serve(settings, database, ManualClock()) as client:
         yield Browser(client)
 
 
