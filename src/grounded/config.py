@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -132,16 +132,23 @@ class Settings(BaseSettings):
         return self.database_url is None
 
     def masked(self) -> dict[str, Any]:
-        """Effective settings for display: secrets and URL passwords replaced by ``***``."""
-        shown: dict[str, Any] = {}
-        for name in type(self).model_fields:
-            value = getattr(self, name)
-            if isinstance(value, SecretStr):
-                value = mask_url(value.get_secret_value())
-            elif isinstance(value, Path):
-                value = str(value)
-            shown[name] = value
-        return shown
+        """Effective settings for display: nested groups as plain values, every secret
+        and URL password replaced by ``***``."""
+        return {name: _masked(getattr(self, name)) for name in type(self).model_fields}
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, SecretStr):
+        return mask_url(value.get_secret_value())
+    if isinstance(value, BaseModel):
+        return {name: _masked(getattr(value, name)) for name in type(value).model_fields}
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_masked(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
 
 
 def mask_url(url: str) -> str:

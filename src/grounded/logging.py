@@ -20,6 +20,21 @@ _LEVELS = {
 }
 
 
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is *now*.
+
+    Holding the stream object seen at configure time breaks when a caller swaps
+    and closes it (test runners, embedding applications): every later log line
+    would raise "I/O operation on closed file" inside a request.
+    """
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure(level: str = "info", fmt: str = "json") -> None:
     renderer: Any = (
         structlog.processors.JSONRenderer()
@@ -34,11 +49,11 @@ def configure(level: str = "info", fmt: str = "json") -> None:
     structlog.configure(
         processors=[*shared, structlog.processors.format_exc_info, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(_LEVELS[level]),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )
     # Route stdlib loggers (uvicorn, procrastinate, alembic) through the same renderer.
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(_CurrentStderr())
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -49,8 +51,9 @@ def _wait_ready(url: str, timeout: float = 60) -> httpx.Response:
         time.sleep(0.3)
 
 
-def test_fresh_data_dir_to_ready_server(tmp_path: Path) -> None:
-    data_dir = tmp_path / "fresh" / ".grounded"
+def test_fresh_data_dir_to_ready_server() -> None:
+    # Outside pytest's temp tree: it is 0700 root-owned and pruned by other sessions.
+    data_dir = Path(tempfile.mkdtemp(prefix="grounded-e2e-")) / "fresh" / ".grounded"
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("GROUNDED_") and k != "DATABASE_URL"
     }
@@ -103,3 +106,4 @@ def test_fresh_data_dir_to_ready_server(tmp_path: Path) -> None:
         assert '"up_to_date": true' in current.stdout
     finally:
         embedded.stop(data_dir)
+        shutil.rmtree(data_dir.parent.parent, ignore_errors=True)

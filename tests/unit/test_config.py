@@ -59,3 +59,22 @@ def test_data_dir_default_is_relative_to_working_directory(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert Settings().data_dir == tmp_path / ".grounded"
+
+
+def test_nested_secrets_are_masked_too() -> None:
+    settings = Settings(
+        gateway={
+            "providers": {
+                "hosted": {
+                    "kind": "openai",
+                    "base_url": "https://llm.example/v1",
+                    "api_key": "sk-planted-123",
+                    "models": {"generate": "qwen2.5-7b"},
+                }
+            },
+            "routes": {"generate": ["hosted", "local"]},
+        }
+    )
+    shown = settings.masked()
+    assert "sk-planted-123" not in str(shown)
+    assert shown["gateway"]["providers"]["hosted"]["api_key"] == "***"
