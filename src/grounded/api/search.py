@@ -29,7 +29,11 @@ class SearchBody(BaseModel):
     )
     k: int = Field(default=8, ge=1, le=100, description="Results to return.")
     candidate_k: int = Field(default=50, ge=1, le=1000, description="Candidates per signal.")
-    rerank: bool = True
+    rerank: bool | None = Field(
+        default=None,
+        description="None: rerank when a model reranker (cross-encoder) is "
+        "configured; the offline fallback re-embeds every passage, so it runs only on request.",
+    )
     confidence_weight: float = Field(
         default=0.0,
         description="w in [0, 0.5]: final = B * (1 + w*c), c = +1 verified, "

@@ -27,7 +27,11 @@ def search(
     mode: list[str] = typer.Option(
         ["bm25", "dense"], "--mode", help="bm25 and/or dense (repeatable)."
     ),
-    no_rerank: bool = typer.Option(False, "--no-rerank", help="Skip the rerank stage."),
+    rerank: bool = typer.Option(
+        None,
+        "--rerank/--no-rerank",
+        help="Force the rerank stage on or off [default: on when a model reranker is configured].",
+    ),
     public: bool = typer.Option(
         False, "--public", help="Search as a plain user would (verified knowledge only)."
     ),
@@ -50,7 +54,7 @@ def search(
                     k=k,
                     confidence_weight=weight,
                     modes=frozenset(mode),
-                    rerank=not no_rerank,
+                    rerank=rerank,
                 ),
             )
         finally:

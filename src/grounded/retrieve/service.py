@@ -25,7 +25,7 @@ from grounded.auth.acl import can_see
 from grounded.auth.principal import Principal
 from grounded.db import Database
 from grounded.errors import InvalidInput
-from grounded.gateway import Gateway
+from grounded.gateway import Gateway, fallbacks
 from grounded.index import EligibilitySpec, IndexReader
 from grounded.knowledge.confidence import effective
 from grounded.knowledge.history import snapshot as json_snapshot
@@ -40,7 +40,9 @@ class SearchRequest:
     query: str
     k: int = 8
     candidate_k: int = 50
-    rerank: bool = True
+    rerank: bool | None = None
+    """None = rerank when a model reranker serves the route (a cross-encoder endpoint or
+    ONNX file); the offline fallback re-embeds every passage and costs seconds."""
     rerank_depth: int = 20
     confidence_weight: float = 0.0
     min_relevance: float = 0.0
@@ -127,7 +129,8 @@ class Retriever:
         rerank_scores: dict[str, float] = {}
         rerank_receipt: dict[str, Any] | None = None
         ordered = ranked
-        if request.rerank and ranked:
+        rerank, rerank_note = self._should_rerank(principal, request)
+        if rerank and ranked:
             head = ranked[: request.rerank_depth]
             result = self.gateway.rerank(principal, query, [units[r.unit_id]["text"] for r in head])
             rerank_receipt = result.receipt.as_dict()
@@ -152,8 +155,24 @@ class Retriever:
             hits,
             timings,
         )
+        receipt["rerank_note"] = rerank_note
         run_id = self._store(principal, query, request, receipt, candidates.snapshot.id)
         return SearchResult(run_id, hits, receipt)
+
+    def _should_rerank(
+        self, principal: Principal, request: SearchRequest
+    ) -> tuple[bool, str | None]:
+        """Explicit choice wins; by default rerank only with a model reranker on the route."""
+        if request.rerank is not None:
+            return request.rerank, None if request.rerank else "not requested"
+        route = self.gateway.settings.route("rerank", principal.tenant_id)
+        provider = self.gateway.providers().get(route[0]) if route else None
+        if provider is not None and provider.model_for("rerank") != fallbacks.RERANK_MODEL:
+            return True, None
+        return False, (
+            "skipped: only the deterministic rerank fallback is configured (it re-embeds "
+            "every passage); pass rerank=true to use it, or configure a cross-encoder"
+        )
 
     def _store(
         self,
