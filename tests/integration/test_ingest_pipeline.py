@@ -11,7 +11,6 @@ import pytest
 
 from grounded.auth import Principal
 from grounded.index import IndexReader
-
 from tests.integration.auth_support import Browser, World, world
 
 pytestmark = pytest.mark.integration
