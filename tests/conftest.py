@@ -41,6 +41,15 @@ def pg_data_dir() -> Iterator[Path]:
     shutil.rmtree(data_dir, ignore_errors=True)
 
 
+@pytest.fixture
+def scratch_dir() -> Iterator[Path]:
+    """A private temp dir outside pytest's tree (which is 0700 and pruned by other
+    sessions): for tests whose PostgreSQL runs as another OS user."""
+    path = Path(tempfile.mkdtemp(prefix="grounded-scratch-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def pg_server(pg_data_dir: Path) -> embedded.EmbeddedServer:
     return embedded.ensure_running(pg_data_dir)

@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,9 +100,9 @@ def settings_env(db_urls: DatabaseUrls, pg_data_dir: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def server_without_pgvector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def server_without_pgvector() -> Iterator[str]:
     """A real PostgreSQL built from the same binaries with pgvector removed."""
-    root = tmp_path_factory.mktemp("novector")
+    root = Path(tempfile.mkdtemp(prefix="grounded-novector-"))
     # Same layout as the wheel: the binaries find their vendored libraries
     # through an RPATH of $ORIGIN/../../../pgserver.libs.
     original = embedded._bin_dir().parent
@@ -157,6 +158,7 @@ def server_without_pgvector(tmp_path_factory: pytest.TempPathFactory) -> Iterato
             cwd=str(root),
             **as_user,
         )  # type: ignore[call-overload]
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_database_without_pgvector(server_without_pgvector: str, tmp_path: Path) -> None:

@@ -19,8 +19,8 @@ START = (
 )
 
 
-def test_concurrent_starts_share_one_server(tmp_path: Path) -> None:
-    data_dir = tmp_path / "shared"
+def test_concurrent_starts_share_one_server(scratch_dir: Path) -> None:
+    data_dir = scratch_dir / "shared"
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", START, str(data_dir)],
@@ -46,8 +46,8 @@ def test_concurrent_starts_share_one_server(tmp_path: Path) -> None:
         embedded.stop(data_dir)
 
 
-def test_restart_keeps_data(tmp_path: Path) -> None:
-    data_dir = tmp_path / "durable"
+def test_restart_keeps_data(scratch_dir: Path) -> None:
+    data_dir = scratch_dir / "durable"
     server = embedded.ensure_running(data_dir)
     try:
         with psycopg.connect(server.url(), autocommit=True) as conn:
@@ -63,8 +63,8 @@ def test_restart_keeps_data(tmp_path: Path) -> None:
         embedded.stop(data_dir)
 
 
-def test_server_outlives_the_process_that_started_it(tmp_path: Path) -> None:
-    data_dir = tmp_path / "detached"
+def test_server_outlives_the_process_that_started_it(scratch_dir: Path) -> None:
+    data_dir = scratch_dir / "detached"
     try:
         out = subprocess.run(
             [sys.executable, "-c", START, str(data_dir)],
