@@ -29,6 +29,7 @@ from grounded.ingest.chunking import ChunkingConfig
 from grounded.ingest.pipeline import pipeline_version
 from grounded.ingest.records_import import import_records
 from grounded.queue import build_queue
+from grounded.queue.stalled import requeue_stalled
 from grounded.storage import BlobStore
 from tests.conftest import make_tenant
 
@@ -97,10 +98,7 @@ def _requeue_stalled(database: Database) -> int:
     async def go() -> int:
         app = build_queue(database.app_url)
         async with app.open_async():
-            stalled = list(await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=0))
-            for job in stalled:
-                await app.job_manager.retry_job(job)
-            return len(stalled)
+            return await requeue_stalled(app, 0)
 
     return asyncio.run(go())
 
@@ -138,22 +136,38 @@ def test_kill_nine_loses_nothing_and_duplicates_nothing(
     _import(settings, database, chaos, batch)
     rng = random.Random(20261130)
     kills = 0
-    deadline = time.monotonic() + 900
-    while _pending(owner, chaos) and time.monotonic() < deadline:
+    deadline = time.monotonic() + 1200
+    while _pending(owner, chaos) and kills < 8 and time.monotonic() < deadline:
+        before = _pending(owner, chaos)
         worker = subprocess.Popen(
             [sys.executable, "-m", "grounded", "worker"],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        time.sleep(rng.uniform(1.5, 4.0))
+        # Kill at a random moment once the worker is doing real work.
+        started = time.monotonic()
+        while _pending(owner, chaos) >= before and time.monotonic() - started < 120:
+            time.sleep(0.05)
+        time.sleep(rng.uniform(0.0, 1.5))
         if worker.poll() is None:
             os.kill(worker.pid, signal.SIGKILL)
             kills += 1
         worker.wait(30)
         _requeue_stalled(database)
-    assert _pending(owner, chaos) == 0, "runs never finished"
     assert kills >= 3
+    # Then let one undisturbed worker finish what is left.
+    while _pending(owner, chaos) and time.monotonic() < deadline:
+        subprocess.run(
+            [sys.executable, "-m", "grounded", "worker", "--burst"],
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=900,
+        )
+        _requeue_stalled(database)
+        time.sleep(0.5)
+    assert _pending(owner, chaos) == 0, "runs never finished"
 
     calm_set, chaos_set = _chunk_set(owner, calm), _chunk_set(owner, chaos)
     assert len(calm_set) > DOCUMENTS

@@ -83,9 +83,9 @@ def index_refresh(context: procrastinate.JobContext, tenant_id: str) -> None:
 )
 async def retry_stalled(context: procrastinate.JobContext, timestamp: int) -> None:
     """Requeue jobs whose worker stopped sending heartbeats (killed, lost host)."""
-    manager = context.app.job_manager
-    for job in await manager.get_stalled_jobs(seconds_since_heartbeat=STALLED_AFTER_S):
-        await manager.retry_job(job)
+    from grounded.queue.stalled import requeue_stalled
+
+    await requeue_stalled(context.app, STALLED_AFTER_S)
 
 
 def task_names() -> list[str]:
