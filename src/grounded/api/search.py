@@ -29,10 +29,10 @@ class SearchBody(BaseModel):
     )
     k: int = Field(default=8, ge=1, le=100, description="Results to return.")
     candidate_k: int = Field(default=50, ge=1, le=1000, description="Candidates per signal.")
-    rerank: bool | None = Field(
-        default=None,
-        description="None: rerank when a model reranker (cross-encoder) is "
-        "configured; the offline fallback re-embeds every passage, so it runs only on request.",
+    rerank: bool = Field(
+        default=True,
+        description="Rerank the top fused candidates with the gateway's rerank "
+        "task (a cross-encoder if configured, else the labelled e5 + lexical fallback).",
     )
     confidence_weight: float = Field(
         default=0.0,

@@ -27,11 +27,7 @@ def search(
     mode: list[str] = typer.Option(
         ["bm25", "dense"], "--mode", help="bm25 and/or dense (repeatable)."
     ),
-    rerank: bool = typer.Option(
-        None,
-        "--rerank/--no-rerank",
-        help="Force the rerank stage on or off [default: on when a model reranker is configured].",
-    ),
+    rerank: bool = typer.Option(True, "--rerank/--no-rerank", help="Rerank the top candidates."),
     public: bool = typer.Option(
         False, "--public", help="Search as a plain user would (verified knowledge only)."
     ),

@@ -31,9 +31,10 @@ from grounded.errors import (
     InvalidInput,
     ModelError,
 )
-from grounded.gateway import codec
+from grounded.gateway import codec, local_models
 from grounded.gateway.contracts import OcrResult, Transcript
 from grounded.gateway.providers.base import Provider
+from grounded.gateway.providers.local import LocalProvider
 from grounded.gateway.redact import Redactor
 from grounded.gateway.retry import with_retry
 from grounded.gateway.settings import GatewaySettings
@@ -170,7 +171,28 @@ class Gateway:
     def rerank(self, principal: Principal, query: str, passages: Sequence[str]) -> Result[Ranking]:
         """Scores aligned with ``passages`` (a cross-encoder, or the labelled fallback)."""
         request = RerankRequest(query=query, passages=tuple(passages))
-        return self._run(principal, "rerank", request, lambda p, r: p.rerank(r))
+
+        def cached_embed(texts: Sequence[str], is_query: bool) -> Any:
+            role: Role = "query" if is_query else "passage"
+            return self.embed(
+                principal, list(texts), role, require_model=local_models.EMBED_MODEL
+            ).vectors
+
+        def invoke(provider: Provider, req: RerankRequest) -> Reply[Ranking]:
+            if isinstance(provider, LocalProvider) and self._serves_local_embed(principal):
+                return provider.rerank(req, embed=cached_embed)
+            return provider.rerank(req)
+
+        return self._run(principal, "rerank", request, invoke)
+
+    def _serves_local_embed(self, principal: Principal) -> bool:
+        """The fallback reranker scores with e5: reuse the gateway's (cached) e5 vectors
+        only when the embed route really serves that model."""
+        return any(
+            _qualified(self._providers[name], "embed") == local_models.EMBED_MODEL
+            for name in self.settings.route("embed", principal.tenant_id)
+            if name in self._providers and "embed" in self._providers[name].tasks()
+        )
 
     def generate(self, principal: Principal, request: GenerateRequest) -> Result[Generation]:
         return self._run(principal, "generate", request, lambda p, r: p.generate(r))

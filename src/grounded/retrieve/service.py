@@ -25,7 +25,7 @@ from grounded.auth.acl import can_see
 from grounded.auth.principal import Principal
 from grounded.db import Database
 from grounded.errors import InvalidInput
-from grounded.gateway import Gateway, fallbacks
+from grounded.gateway import Gateway
 from grounded.index import EligibilitySpec, IndexReader
 from grounded.knowledge.confidence import effective
 from grounded.knowledge.history import snapshot as json_snapshot
@@ -40,9 +40,7 @@ class SearchRequest:
     query: str
     k: int = 8
     candidate_k: int = 50
-    rerank: bool | None = None
-    """None = rerank when a model reranker serves the route (a cross-encoder endpoint or
-    ONNX file); the offline fallback re-embeds every passage and costs seconds."""
+    rerank: bool = True
     rerank_depth: int = 20
     confidence_weight: float = 0.0
     min_relevance: float = 0.0
@@ -129,10 +127,11 @@ class Retriever:
         rerank_scores: dict[str, float] = {}
         rerank_receipt: dict[str, Any] | None = None
         ordered = ranked
-        rerank, rerank_note = self._should_rerank(principal, request)
-        if rerank and ranked:
+        if request.rerank and ranked:
             head = ranked[: request.rerank_depth]
-            result = self.gateway.rerank(principal, query, [units[r.unit_id]["text"] for r in head])
+            result = self.gateway.rerank(
+                principal, query, [_embedded_text(units[r.unit_id]) for r in head]
+            )
             rerank_receipt = result.receipt.as_dict()
             rerank_scores = {r.unit_id: result.value.scores[i] for i, r in enumerate(head)}
             ordered = [head[i] for i in result.value.order()] + ranked[request.rerank_depth :]
@@ -155,24 +154,8 @@ class Retriever:
             hits,
             timings,
         )
-        receipt["rerank_note"] = rerank_note
         run_id = self._store(principal, query, request, receipt, candidates.snapshot.id)
         return SearchResult(run_id, hits, receipt)
-
-    def _should_rerank(
-        self, principal: Principal, request: SearchRequest
-    ) -> tuple[bool, str | None]:
-        """Explicit choice wins; by default rerank only with a model reranker on the route."""
-        if request.rerank is not None:
-            return request.rerank, None if request.rerank else "not requested"
-        route = self.gateway.settings.route("rerank", principal.tenant_id)
-        provider = self.gateway.providers().get(route[0]) if route else None
-        if provider is not None and provider.model_for("rerank") != fallbacks.RERANK_MODEL:
-            return True, None
-        return False, (
-            "skipped: only the deterministic rerank fallback is configured (it re-embeds "
-            "every passage); pass rerank=true to use it, or configure a cross-encoder"
-        )
 
     def _store(
         self,
@@ -247,7 +230,7 @@ def _spec(principal: Principal, request: SearchRequest) -> EligibilitySpec:
 
 
 _CHUNK_SQL = """
-SELECT c.id::text AS id, 'chunk' AS kind, c.text, c.provenance, c.created_at,
+SELECT c.id::text AS id, 'chunk' AS kind, c.text, c.context_line, c.provenance, c.created_at,
        c.document_id::text AS document_id, d.title AS document_title, d.acl_groups,
        coalesce(v.filename, d.external_id, s.name) AS source_name,
        d.metadata->>'confidence' AS stored_label,
@@ -259,7 +242,8 @@ LEFT JOIN chunks p ON p.id = c.parent_chunk_id
 WHERE c.id = ANY(%s) AND d.deleted_at IS NULL
 """
 _ITEM_SQL = """
-SELECT i.id::text AS id, 'item' AS kind, i.body AS text, '{}'::jsonb AS provenance,
+SELECT i.id::text AS id, 'item' AS kind, i.body AS text, NULL AS context_line,
+       '{}'::jsonb AS provenance,
        i.created_at, i.document_id::text AS document_id, d.title AS document_title,
        coalesce(d.acl_groups, '{}') AS acl_groups, s.name AS source_name,
        i.confidence AS stored_label, NULL AS parent_id, NULL AS parent_text
@@ -289,6 +273,13 @@ def _load_units(
         unit["label"] = effective(row["stored_label"])
         units[row["id"]] = unit
     return units
+
+
+def _embedded_text(unit: dict[str, Any]) -> str:
+    """The passage exactly as the write path embedded it, so the reranker's embeddings
+    come from the gateway cache instead of the model."""
+    context = unit.get("context_line")
+    return f"{context}\n{unit['text']}" if context else str(unit["text"])
 
 
 def _small_to_big(

@@ -88,12 +88,17 @@ class LocalProvider(Provider):
         )
         return Reply(value, local_models.EMBED_MODEL, tokens_in=tokens)
 
-    def rerank(self, request: RerankRequest) -> Reply[Ranking]:
+    def rerank(
+        self, request: RerankRequest, embed: fallbacks.Embed | None = None
+    ) -> Reply[Ranking]:
+        """Cross-encoder if configured, else the fallback. ``embed`` lets the gateway
+        hand the fallback its cached embeddings (passages indexed earlier are not
+        embedded again: that is the difference between milliseconds and seconds)."""
         tokens = _words(request.query, *request.passages)
         if self._cross_encoder is not None:
             ranking = self._cross_encoder.score(request.query, request.passages)
             return Reply(ranking, self._cross_encoder.model_id, tokens_in=tokens)
-        ranking = fallbacks.rerank(request, self._vectors)
+        ranking = fallbacks.rerank(request, embed or self._vectors)
         return Reply(ranking, fallbacks.RERANK_MODEL, tokens_in=tokens, fallback=True)
 
     def verify(self, request: VerifyRequest) -> Reply[Verdict]:
