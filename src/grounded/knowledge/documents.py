@@ -17,7 +17,7 @@ from grounded.auth.principal import Principal
 from grounded.db import Database
 from grounded.errors import Conflict, InvalidInput, NotFound
 from grounded.knowledge import history
-from grounded.knowledge.paging import Page, check_limit, decode_cursor, encode_cursor
+from grounded.knowledge.paging import Page, keyset_page
 from grounded.knowledge.rows import check_text, lock_for_change, public, require_live
 
 _COLUMNS = (
@@ -145,22 +145,17 @@ class Documents:
         limit: int = 50,
         include_deleted: bool = False,
     ) -> Page[Document]:
-        check_limit(limit)
-        after = decode_cursor(cursor)
-        clauses = [] if include_deleted else ["deleted_at IS NULL"]
-        params: dict[str, Any] = {"limit": limit + 1}
-        if after is not None:
-            clauses.append("(created_at, id) > (%(at)s, %(id)s)")
-            params["at"], params["id"] = after
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._db.transaction(principal.tenant_id) as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM documents {where} ORDER BY created_at, id LIMIT %(limit)s",
-                params,
-            ).fetchall()
-        items = [Document(**r) for r in rows[:limit]]
-        more = len(rows) > limit
-        return Page(items, encode_cursor(items[-1].created_at, items[-1].id) if more else None)
+            rows, next_cursor = keyset_page(
+                conn,
+                "documents",
+                _COLUMNS,
+                [] if include_deleted else ["deleted_at IS NULL"],
+                {},
+                cursor=cursor,
+                limit=limit,
+            )
+        return Page([Document(**r) for r in rows], next_cursor)
 
     def patch(
         self,

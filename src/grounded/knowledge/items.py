@@ -19,7 +19,7 @@ from grounded.errors import InvalidInput, NotFound
 from grounded.knowledge import confidence, history, review
 from grounded.knowledge.confidence import Label
 from grounded.knowledge.confidence import effective as effective_label
-from grounded.knowledge.paging import Page, check_limit, decode_cursor, encode_cursor
+from grounded.knowledge.paging import Page, keyset_page
 from grounded.knowledge.rows import check_text, lock_for_change, public, require_live
 
 MAX_BODY_CHARS: Final = 100_000
@@ -116,10 +116,8 @@ class KnowledgeItems:
         filters: ItemFilter = ItemFilter(),
     ) -> Page[KnowledgeItem]:
         """Items in creation order (created_at, id), one page at a time."""
-        check_limit(limit)
-        after = decode_cursor(cursor)
         clauses: list[str] = []
-        params: dict[str, Any] = {"limit": limit + 1}
+        params: dict[str, Any] = {}
         if not filters.include_deleted:
             clauses.append("deleted_at IS NULL")
         if filters.review_state is not None:
@@ -133,20 +131,11 @@ class KnowledgeItems:
         if filters.category is not None:
             clauses.append("category = %(category)s")
             params["category"] = filters.category
-        if after is not None:
-            clauses.append("(created_at, id) > (%(after_at)s, %(after_id)s)")
-            params["after_at"], params["after_id"] = after
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._db.transaction(principal.tenant_id) as conn:
-            rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM knowledge_items {where} "
-                "ORDER BY created_at, id LIMIT %(limit)s",
-                params,
-            ).fetchall()
-        items = [KnowledgeItem(**r) for r in rows[:limit]]
-        more = len(rows) > limit
-        next_cursor = encode_cursor(items[-1].created_at, items[-1].id) if more else None
-        return Page(items, next_cursor)
+            rows, next_cursor = keyset_page(
+                conn, "knowledge_items", _COLUMNS, clauses, params, cursor=cursor, limit=limit
+            )
+        return Page([KnowledgeItem(**r) for r in rows], next_cursor)
 
     # -- writes --------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import base64
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 from uuid import UUID
 
 from grounded.errors import InvalidInput
@@ -42,3 +42,34 @@ def check_limit(limit: int) -> int:
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidInput(f"limit must be between 1 and {MAX_PAGE}", details={"field": "limit"})
     return limit
+
+
+def keyset_page(
+    conn: Any,
+    table: str,
+    columns: str,
+    clauses: list[str],
+    params: dict[str, Any],
+    *,
+    cursor: str | None,
+    limit: int,
+) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of ``table`` in (created_at, id) order after ``cursor``: (rows, next cursor).
+
+    ``clauses`` and ``params`` are the caller's filters (named placeholders);
+    the keyset condition and the limit are added here, once for every list.
+    """
+    check_limit(limit)
+    after = decode_cursor(cursor)
+    where = list(clauses)
+    values = {**params, "page_limit": limit + 1}
+    if after is not None:
+        where.append("(created_at, id) > (%(page_at)s, %(page_id)s)")
+        values["page_at"], values["page_id"] = after
+    sql = f"SELECT {columns} FROM {table}"
+    if where:
+        sql += f" WHERE {' AND '.join(where)}"
+    rows = conn.execute(f"{sql} ORDER BY created_at, id LIMIT %(page_limit)s", values).fetchall()
+    page = [dict(r) for r in rows[:limit]]
+    more = len(rows) > limit
+    return page, encode_cursor(page[-1]["created_at"], page[-1]["id"]) if more else None
