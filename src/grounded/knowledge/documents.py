@@ -18,7 +18,7 @@ from grounded.db import Database
 from grounded.errors import Conflict, InvalidInput, NotFound
 from grounded.knowledge import history
 from grounded.knowledge.paging import Page, keyset_page
-from grounded.knowledge.rows import check_text, lock_for_change, public, require_live
+from grounded.knowledge.rows import check_text, lock_for_change, public, require_live, set_deleted
 
 _COLUMNS = (
     "id, source_id, external_id, title, acl_groups, metadata, current_version_id, status,"
@@ -215,12 +215,7 @@ class Documents:
                         ]
                     },
                 )
-            row = conn.execute(
-                f"UPDATE documents SET deleted_at = now(), version = version + 1,"
-                f" updated_at = now() WHERE id = %s RETURNING {_COLUMNS}",
-                (document_id,),
-            ).fetchone()
-            assert row is not None
+            row = set_deleted(conn, "documents", _COLUMNS, document_id, deleted=True)
             history.record(
                 conn,
                 principal,
@@ -242,12 +237,7 @@ class Documents:
             if before["deleted_at"] is None:
                 return Document(**public(before))
             require_live(conn, "sources", before["source_id"], "source_id")
-            row = conn.execute(
-                f"UPDATE documents SET deleted_at = NULL, version = version + 1,"
-                f" updated_at = now() WHERE id = %s RETURNING {_COLUMNS}",
-                (document_id,),
-            ).fetchone()
-            assert row is not None
+            row = set_deleted(conn, "documents", _COLUMNS, document_id, deleted=False)
             history.record(
                 conn,
                 principal,

@@ -20,7 +20,7 @@ from grounded.knowledge import confidence, history, review
 from grounded.knowledge.confidence import Label
 from grounded.knowledge.confidence import effective as effective_label
 from grounded.knowledge.paging import Page, keyset_page
-from grounded.knowledge.rows import check_text, lock_for_change, public, require_live
+from grounded.knowledge.rows import check_text, lock_for_change, public, require_live, set_deleted
 
 MAX_BODY_CHARS: Final = 100_000
 MAX_SHORT_CHARS: Final = 200
@@ -353,7 +353,9 @@ class KnowledgeItems:
             before = lock_for_change(
                 conn, "knowledge_items", "knowledge item", item_id, expected_version
             )
-            row = _set_deleted(conn, principal, item_id, deleted=True)
+            row = set_deleted(
+                conn, "knowledge_items", _COLUMNS, item_id, deleted=True, updated_by=principal.id
+            )
             history.record(
                 conn,
                 principal,
@@ -382,7 +384,9 @@ class KnowledgeItems:
                 return KnowledgeItem(**public(before))
             require_live(conn, "sources", before["source_id"], "source_id")
             require_live(conn, "documents", before["document_id"], "document_id")
-            row = _set_deleted(conn, principal, item_id, deleted=False)
+            row = set_deleted(
+                conn, "knowledge_items", _COLUMNS, item_id, deleted=False, updated_by=principal.id
+            )
             history.record(
                 conn,
                 principal,
@@ -463,16 +467,3 @@ def _locked_input_labels(conn: Connection, ids: list[UUID]) -> list[str | None]:
             details={"field": "inputs", "ids": missing},
         )
     return [r["confidence"] for r in rows]
-
-
-def _set_deleted(
-    conn: Connection, principal: Principal, item_id: UUID, *, deleted: bool
-) -> dict[str, Any]:
-    row = conn.execute(
-        f"""UPDATE knowledge_items SET deleted_at = CASE WHEN %s THEN now() END,
-            version = version + 1, updated_by = %s, updated_at = now()
-            WHERE id = %s RETURNING {_COLUMNS}""",
-        (deleted, principal.id, item_id),
-    ).fetchone()
-    assert row is not None
-    return dict(row)

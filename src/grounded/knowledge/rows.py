@@ -67,3 +67,27 @@ def check_text(value: str, field: str, max_chars: int, *, required: bool = True)
 def public(row: dict[str, Any]) -> dict[str, Any]:
     """The row without its tenant id, as snapshots and responses show it."""
     return {k: v for k, v in row.items() if k != "tenant_id"}
+
+
+def set_deleted(
+    conn: Connection,
+    table: str,
+    columns: str,
+    id_: UUID,
+    *,
+    deleted: bool,
+    updated_by: UUID | None = None,
+) -> dict[str, Any]:
+    """Tombstone (or restore) one row, moving its version on; returns ``columns``.
+
+    ``updated_by`` is recorded on tables that have that column (knowledge items).
+    """
+    actor = ", updated_by = %(actor)s" if updated_by is not None else ""
+    row = conn.execute(
+        f"UPDATE {table} SET deleted_at = CASE WHEN %(deleted)s THEN now() END,"
+        f" version = version + 1, updated_at = now(){actor}"
+        f" WHERE id = %(id)s RETURNING {columns}",
+        {"deleted": deleted, "actor": updated_by, "id": id_},
+    ).fetchone()
+    assert row is not None
+    return dict(row)

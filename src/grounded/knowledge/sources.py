@@ -12,7 +12,7 @@ from grounded.db import Database
 from grounded.errors import Conflict, InvalidInput, NotFound
 from grounded.knowledge import history
 from grounded.knowledge.paging import Page, keyset_page
-from grounded.knowledge.rows import check_text, lock_for_change, public
+from grounded.knowledge.rows import check_text, lock_for_change, public, set_deleted
 
 SourceKind = Literal["upload", "url", "system", "records"]
 KINDS: Final = ("upload", "url", "system", "records")
@@ -163,12 +163,7 @@ class Sources:
                         ]
                     },
                 )
-            row = conn.execute(
-                f"UPDATE sources SET deleted_at = now(), version = version + 1, "
-                f"updated_at = now() WHERE id = %s RETURNING {_COLUMNS}",
-                (source_id,),
-            ).fetchone()
-            assert row is not None
+            row = set_deleted(conn, "sources", _COLUMNS, source_id, deleted=True)
             history.record(
                 conn,
                 principal,
@@ -187,12 +182,7 @@ class Sources:
             )
             if before["deleted_at"] is None:
                 return Source(**public(before))
-            row = conn.execute(
-                f"UPDATE sources SET deleted_at = NULL, version = version + 1, "
-                f"updated_at = now() WHERE id = %s RETURNING {_COLUMNS}",
-                (source_id,),
-            ).fetchone()
-            assert row is not None
+            row = set_deleted(conn, "sources", _COLUMNS, source_id, deleted=False)
             history.record(
                 conn,
                 principal,
