@@ -23,6 +23,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from grounded.answer.settings import AnswerSettings
 from grounded.auth.settings import AuthSettings
 from grounded.gateway.settings import GatewaySettings
 from grounded.index.settings import IndexSettings
@@ -99,6 +100,11 @@ class Settings(BaseSettings):
         default_factory=GatewaySettings,
         description="Model gateway: providers, task routes, retry, budgets, redaction, cache "
         "(GROUNDED_GATEWAY__...).",
+    )
+    answer: AnswerSettings = Field(
+        default_factory=AnswerSettings,
+        description="Grounded answers: evidence count, context budget, retry, abstention gate "
+        "(GROUNDED_ANSWER__...).",
     )
 
     @field_validator("data_dir")

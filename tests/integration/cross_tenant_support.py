@@ -144,6 +144,31 @@ def plant(owner: psycopg.Connection[Any], tenant: uuid.UUID, planted: Planted) -
             },
         )
         planted.ids["ingest_run"] = run_id  # type: ignore[assignment]
+    if "answers" in present:  # migration 0007 (answers)
+        context = insert(
+            "answer_contexts",
+            {
+                "retrieval_run_id": run,
+                "question": planted.canary("context-question"),
+                "budget_chars": 1000,
+                "evidence": json.dumps([{"text": planted.canary("evidence")}]),
+                "excluded": "[]",
+            },
+        )
+        answer = insert(
+            "answers",
+            {
+                "principal": json.dumps({"kind": "user", "id": str(uuid.uuid4())}),
+                "question": planted.canary("answer-question"),
+                "status": "answered",
+                "mode": "extractive",
+                "text": planted.canary("answer"),
+                "context_id": context,
+                "retrieval_run_ids": [run],
+                "prompt_version": "answer-v1",
+            },
+        )
+        planted.ids["answer"] = answer  # type: ignore[assignment]
     for name, value in {
         "source": source,
         "document": document,

@@ -71,6 +71,7 @@ ENTITY_OF: dict[str, str] = {
     "run_id": "retrieval_run",
     "retrieval_run_id": "retrieval_run",
     "snapshot_id": "index_snapshot",
+    "answer_id": "answer",
     "@users": "user",
     "@tokens": "token",
     "@sources": "source",

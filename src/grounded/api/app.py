@@ -9,6 +9,7 @@ from fastapi import FastAPI
 
 from grounded import __version__
 from grounded.api import (
+    answers,
     auth,
     catalog,
     errors,
@@ -16,6 +17,7 @@ from grounded.api import (
     index,
     ingest,
     knowledge,
+    openai_compat,
     search,
     tokens,
     users,
@@ -63,4 +65,6 @@ def create_app(settings: Settings, database: Database | None = None) -> FastAPI:
     app.include_router(knowledge.router)
     app.include_router(index.router)
     app.include_router(search.router)
+    app.include_router(answers.router)
+    app.include_router(openai_compat.router)
     return app

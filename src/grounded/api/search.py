@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from grounded.api.deps import DatabaseDep, PrincipalDep
+from grounded.errors import NotFound
 from grounded.index import IndexReader
 from grounded.retrieve import Retriever, SearchRequest
 
@@ -122,6 +123,27 @@ def search(
     return SearchPublic(
         retrieval_run_id=found.run_id, results=hits, receipt=found.receipt if body.explain else None
     )
+
+
+@router.get("/search/runs/{run_id}", summary="A stored retrieval receipt")
+def get_run(run_id: UUID, principal: PrincipalDep, database: DatabaseDep) -> dict[str, Any]:
+    """The receipt of one of your searches (admins: any in the tenant): enough to
+    reconstruct the selection."""
+    with database.transaction(principal.tenant_id) as conn:
+        row = conn.execute(
+            "SELECT id, principal, query, request, receipt, created_at FROM retrieval_runs"
+            " WHERE id = %s",
+            (run_id,),
+        ).fetchone()
+    if row is None or not (principal.is_admin or row["principal"].get("id") == str(principal.id)):
+        raise NotFound(f"retrieval run {run_id} was not found", details={"run_id": str(run_id)})
+    return {
+        "id": str(row["id"]),
+        "query": row["query"],
+        "request": row["request"],
+        "receipt": row["receipt"],
+        "created_at": row["created_at"].isoformat(),
+    }
 
 
 def _set(values: list[Any] | None) -> frozenset[Any] | None:

@@ -8,6 +8,7 @@ import typer
 
 from grounded.cli import (
     admin_cmd,
+    ask_cmd,
     config_cmd,
     db_cmd,
     doctor_cmd,
@@ -41,6 +42,8 @@ app.add_typer(knowledge_cmd.app, name="knowledge")
 app.add_typer(index_cmd.app, name="index")
 app.command("ingest")(ingest_cmd.ingest)
 app.command("search")(search_cmd.search)
+app.command("ask")(ask_cmd.ask)
+app.add_typer(ask_cmd.answers_app, name="answers")
 app.add_typer(ingest_cmd.documents_app, name="documents")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(tenant_cmd.app, name="tenant")

@@ -48,6 +48,8 @@ _NEGATION = re.compile(
     r"nunca|ningún|ninguna|sin)\b|不|没|無|无|非|未",
     re.IGNORECASE,
 )
+_MARGIN = 0.05  # how close to the best sentence another must be to join the answer
+_RANK_PENALTY = 0.01  # per section of retrieval rank
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+")
 _STOP = frozenset(
     [
@@ -173,10 +175,15 @@ def verify(request: VerifyRequest, embed: Embed) -> Verdict:
 def generate(request: GenerateRequest, embed: Embed, *, max_sentences: int = 3) -> Generation:
     """An extractive answer: the evidence sentences closest to the question, cited [n].
 
-    Evidence numbering follows ``request.evidence`` (1-based). With no evidence
-    there is nothing to extract, and the answer says so instead of inventing.
+    Evidence numbering follows ``request.evidence`` (1-based), which callers
+    order by relevance, so earlier sections win close calls. The best sentence
+    always leads; others join only when nearly as close (within ``_MARGIN``),
+    which keeps the answer short and on the question. With no evidence there is
+    nothing to extract, and the answer says so instead of inventing.
     """
-    question = next((m.content for m in reversed(request.messages) if m.role == "user"), "")
+    question = request.question or next(
+        (m.content for m in reversed(request.messages) if m.role == "user"), ""
+    )
     candidates = [
         (number, sentence)
         for number, passage in enumerate(request.evidence, start=1)
@@ -190,14 +197,15 @@ def generate(request: GenerateRequest, embed: Embed, *, max_sentences: int = 3) 
         )
     sims = embed([c[1] for c in candidates], False) @ embed([question], True)[0]
     wanted = terms(question)
-    scored = sorted(
-        range(len(candidates)),
-        key=lambda i: (
-            -(0.8 * float(sims[i]) + 0.2 * _overlap(wanted, terms(candidates[i][1]))),
-            i,
-        ),
-    )
-    picked = sorted(scored[:max_sentences])  # keep document order for readability
+    scores = [
+        0.6 * float(sims[i])
+        + 0.4 * _overlap(wanted, terms(candidates[i][1]))
+        - _RANK_PENALTY * (candidates[i][0] - 1)
+        for i in range(len(candidates))
+    ]
+    ranked = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    best = scores[ranked[0]]
+    picked = sorted(i for i in ranked[:max_sentences] if scores[i] >= best - _MARGIN)
     text = " ".join(f"{candidates[i][1]} [{candidates[i][0]}]" for i in picked)
     return Generation(text=text, extractive=True, finish_reason="extractive")
 

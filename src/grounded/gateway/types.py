@@ -131,6 +131,7 @@ class GenerateRequest:
     evidence: tuple[str, ...] = ()
     max_output_tokens: int = 512
     temperature: float = 0.0
+    question: str | None = None  # what the extractive fallback answers (else the last user turn)
 
 
 @dataclass(frozen=True)
