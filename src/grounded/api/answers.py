@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from grounded.answer import Answer, Answerer, AnswerRequest
-from grounded.api.deps import DatabaseDep, PrincipalDep
+from grounded.api.deps import AskDep, DatabaseDep, PrincipalDep
 from grounded.api.search import retriever_for
 
 router = APIRouter(prefix="/v1", tags=["answers"])
@@ -98,7 +98,7 @@ def public(answer: Answer, include_attempts: bool = False) -> AnswerPublic:
 
 @router.post("/answers", summary="Answer a question with verified citations, or abstain")
 def ask(
-    body: AnswerBody, request: Request, principal: PrincipalDep, database: DatabaseDep
+    body: AnswerBody, request: Request, principal: AskDep, database: DatabaseDep
 ) -> AnswerPublic:
     """Retrieves what you may see, builds a context from server-side records only,
     generates (an LLM, or an extractive answer when none is configured), checks every

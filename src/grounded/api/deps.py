@@ -35,3 +35,12 @@ def _admin(principal: PrincipalDep) -> Principal:
 
 
 AdminDep = Annotated[Principal, Depends(_admin)]
+
+
+def _asker(principal: PrincipalDep) -> Principal:
+    if not principal.can("ask"):
+        raise Forbidden("this credential lacks the 'ask' permission (search and answers)")
+    return principal
+
+
+AskDep = Annotated[Principal, Depends(_asker)]

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from grounded.answer import Answer, AnswerRequest
 from grounded.api.answers import answerer_for, public
-from grounded.api.deps import DatabaseDep, PrincipalDep
+from grounded.api.deps import AskDep, DatabaseDep, PrincipalDep
 from grounded.auth.principal import Principal
 from grounded.db import Database
 from grounded.errors import InvalidInput, NotFound
@@ -131,7 +131,7 @@ def models(principal: PrincipalDep, database: DatabaseDep) -> dict[str, Any]:
     response_model=None,
 )
 def chat_completions(
-    body: ChatBody, request: Request, principal: PrincipalDep, database: DatabaseDep
+    body: ChatBody, request: Request, principal: AskDep, database: DatabaseDep
 ) -> dict[str, Any] | StreamingResponse:
     """The last user message is the question (earlier turns are not used for retrieval)."""
     _check_model(body.model, database, principal)

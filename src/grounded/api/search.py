@@ -11,7 +11,7 @@ from uuid import UUID
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from grounded.api.deps import DatabaseDep, PrincipalDep
+from grounded.api.deps import AskDep, DatabaseDep, PrincipalDep
 from grounded.errors import NotFound
 from grounded.index import IndexReader
 from grounded.retrieve import Retriever, SearchRequest
@@ -94,7 +94,7 @@ def retriever_for(request: Request, database: Any) -> Retriever:
 
 @router.post("/search", summary="Hybrid search with receipts")
 def search(
-    body: SearchBody, request: Request, principal: PrincipalDep, database: DatabaseDep
+    body: SearchBody, request: Request, principal: AskDep, database: DatabaseDep
 ) -> SearchPublic:
     """BM25 and dense candidates over what you may see, fused by RRF (k=60), optionally
     preferring declared confidence within a bounded weight, reranked, one hit per section."""
