@@ -10,8 +10,12 @@ corrected answer or an abstention, never in the bad answer.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -20,7 +24,7 @@ import pytest
 from grounded.answer import Answer, Answerer, AnswerRequest, AnswerSettings
 from grounded.auth.principal import Principal
 from grounded.config import Settings
-from grounded.db import Database
+from grounded.db import Database, DatabaseUrls
 from grounded.errors import InvalidInput, NotFound
 from grounded.gateway import Gateway, open_gateway
 from grounded.gateway.settings import GatewaySettings
@@ -78,6 +82,7 @@ class Plant:
         self.tenant = tenant
         self.admin = Principal("user", uuid.uuid4(), tenant, frozenset({"admin"}))
         self.docs: dict[str, uuid.UUID] = {}
+        self.slug = ""
 
     def answerer(self, gateway: Gateway, **answer: Any) -> Answerer:
         retriever = Retriever(
@@ -109,8 +114,10 @@ def plant(
     owner: psycopg.Connection[tuple[object, ...]],
     local_gateway: Gateway,
 ) -> Plant:
-    tenant = make_tenant(owner, f"plant-{uuid.uuid4().hex[:6]}")
+    slug = f"plant-{uuid.uuid4().hex[:6]}"
+    tenant = make_tenant(owner, slug)
     built = Plant(database, settings, tenant)
+    built.slug = slug
     for title, chunks in MANUAL:
         built.docs[title], _ = add_document(owner, tenant, title, chunks)
     _index(database, settings, built.admin, local_gateway)
@@ -235,6 +242,43 @@ def test_empty_or_huge_questions_are_refused(
 ) -> None:
     with pytest.raises(InvalidInput):
         plant.answerer(local_gateway).answer(plant.admin, AnswerRequest(question))
+
+
+def test_grounded_ask_cli(plant: Plant, db_urls: DatabaseUrls, pg_data_dir: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDED_")}
+    env.update(
+        {
+            "DATABASE_URL": db_urls.owner,
+            "GROUNDED_APP_DATABASE_URL": db_urls.app,
+            "GROUNDED_DATA_DIR": str(pg_data_dir),
+            "GROUNDED_CONFIG": "/nonexistent.toml",
+        }
+    )
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "grounded", *args, "--tenant", plant.slug],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
+    asked = cli("ask", "What is the boiler pressure limit?", "--json")
+    assert asked.returncode == 0, asked.stderr
+    answer = json.loads(asked.stdout)
+    assert "3 bar" in answer["text"] and answer["citations"][0]["quote"]
+    human = cli("ask", "What is the boiler pressure limit?")
+    assert "Boiler manual" in human.stdout and "extractive" in human.stdout
+    declined = cli("ask", "Which airline flies from Lima to Cusco?", "--json", "--no-retry")
+    assert declined.returncode == 2 and json.loads(declined.stdout)["abstained"] is True
+    shown = cli("answers", "show", answer["id"], "--json")
+    assert json.loads(shown.stdout)["text"] == answer["text"]
+    stats = json.loads(cli("answers", "stats", "--json").stdout)
+    assert stats["answers"] == 3 and stats["abstained"] == 1
+    empty = cli("ask", "   ")
+    assert empty.returncode != 0 and "empty" in (empty.stderr + empty.stdout)
 
 
 # --- a loopback LLM that misbehaves ----------------------------------------------
