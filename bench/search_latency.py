@@ -6,8 +6,9 @@ The corpus and its vectors come from bench/index_build.py (synthetic chunks of
 SciFact sentences, deterministic clustered vectors), so embedding cost is not
 in the build. The query side runs through grounded.retrieve.Retriever with a
 gateway whose `embed` gives the same clustered vectors for queries (same
-space as the index) and whose `rerank` is the real model gateway's (the local
-labelled fallback by default). Reported: p50/p95 per stage, for search alone
+space as the index) and whose `rerank` is the real local fallback reranker
+fed with vectors of the same space (in production they come from the
+gateway's cache of the e5 vectors made at ingestion). Reported: p50/p95 per stage, for search alone
 and search + rerank of the top 20.
 """
 
@@ -35,7 +36,8 @@ from index_build import (
     sentences,
 )
 
-from grounded.gateway import open_gateway
+from grounded.gateway import fallbacks, open_gateway
+from grounded.gateway.types import Receipt, RerankRequest, Result
 from grounded.index import Builder, IndexReader, publish
 from grounded.retrieve import Retriever, SearchRequest
 
@@ -59,7 +61,27 @@ class BenchGateway:
         )
 
     def rerank(self, principal: Any, query: str, passages: list[str]) -> Any:
-        return self.real.rerank(principal, query, passages)
+        """The real fallback reranker (cosine + lexical overlap) over vectors from the bench
+        space: in production its e5 vectors come from the gateway's per-text cache (the query
+        from the search, passages from ingestion), which these stand in for. The cache
+        lookup itself (one indexed read) is not in this figure."""
+        t = time.perf_counter()
+
+        def embed(texts: Any, is_query: bool) -> Any:
+            if is_query:
+                return np.stack([self.embedder.embed_query(t) for t in texts])
+            return self.embedder.embed_passages(list(texts))
+
+        ranking = fallbacks.rerank(RerankRequest(query, tuple(passages)), embed)
+        receipt = Receipt(
+            "rerank",
+            "local",
+            "local/fallback-rerank (bench vectors)",
+            cache_hit=True,
+            latency_ms=(time.perf_counter() - t) * 1000,
+            fallback=True,
+        )
+        return Result(ranking, receipt)
 
     def close(self) -> None:
         self.real.close()
