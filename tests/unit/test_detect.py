@@ -7,6 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from PIL import Image
 
 from grounded.errors import ExtractionError
 from grounded.ingest import detect, extract
@@ -46,6 +47,14 @@ def test_pdf_named_docx_is_read_as_pdf_with_a_warning() -> None:
     document = extract((DOCS / "crazyones.pdf").read_bytes(), "letter.docx")
     assert document.mime_type == "application/pdf"
     assert any("named .docx" in w for w in document.warnings)
+
+
+def test_text_starting_with_bm_is_text_not_a_bitmap() -> None:
+    """Found by the SciFact eval: abstract 1996292 begins "BMI-1 is overexpressed"."""
+    assert detect(b"BMI-1 is overexpressed in a variety of cancers.", "1996292.txt").kind == "text"
+    bitmap = io.BytesIO()
+    Image.new("RGB", (2, 2)).save(bitmap, format="BMP")
+    assert detect(bitmap.getvalue(), "x.bmp").kind == "image"
 
 
 def test_binary_named_as_text_is_refused_with_a_reason() -> None:

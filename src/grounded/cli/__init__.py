@@ -12,6 +12,7 @@ from grounded.cli import (
     config_cmd,
     db_cmd,
     doctor_cmd,
+    eval_cmd,
     index_cmd,
     ingest_cmd,
     knowledge_cmd,
@@ -49,6 +50,7 @@ app.add_typer(models_cmd.app, name="models")
 app.add_typer(tenant_cmd.app, name="tenant")
 app.add_typer(admin_cmd.app, name="admin")
 app.add_typer(token_cmd.app, name="token")
+app.add_typer(eval_cmd.app, name="eval")
 
 # Exit codes: 1 a check failed or the request was refused; 2 usage (typer);
 # 3 configuration or data directory; 4 database unavailable or not current.

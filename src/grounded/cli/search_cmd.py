@@ -21,6 +21,9 @@ def search(
     query: str = typer.Argument(..., help="What to look for."),
     tenant: str = typer.Option(..., "--tenant", "-t", help="Tenant slug to search in."),
     k: int = typer.Option(8, "--k", help="Results to return."),
+    candidate_k: int = typer.Option(
+        50, "--candidate-k", help="Candidates per retriever before fusion (1-1000)."
+    ),
     weight: float = typer.Option(
         0.0, "--confidence-weight", help="Bounded preference for verified over unverified, 0-0.5."
     ),
@@ -48,6 +51,7 @@ def search(
                 SearchRequest(
                     query=query,
                     k=k,
+                    candidate_k=candidate_k,
                     confidence_weight=weight,
                     modes=frozenset(mode),
                     rerank=rerank,

@@ -72,6 +72,7 @@ _OOXML_CONTENT_TYPES: tuple[tuple[bytes, Kind], ...] = (
     (b"presentationml.presentation.main", "pptx"),
     (b"spreadsheetml.sheet.main", "xlsx"),
 )
+_BMP_HEADERS = frozenset({12, 16, 40, 52, 56, 64, 108, 124})
 _HTML_START = re.compile(rb"^\s*(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)\b", re.I | re.S)
 
 
@@ -101,11 +102,14 @@ def _magic(data: bytes) -> tuple[Kind, str] | None:
         b"GIF89a": "image/gif",
         b"II*\x00": "image/tiff",
         b"MM\x00*": "image/tiff",
-        b"BM": "image/bmp",
     }
     for prefix, mime in images.items():
         if head.startswith(prefix):
             return "image", mime
+    # "BM" alone is too weak (SciFact abstract 1996292 starts "BMI-1 is..."): a BMP
+    # also names a known DIB header size at offset 14.
+    if head.startswith(b"BM") and int.from_bytes(head[14:18], "little") in _BMP_HEADERS:
+        return "image", "image/bmp"
     if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
         return "image", "image/webp"
     if head.startswith(b"RIFF") and head[8:12] == b"WAVE":

@@ -26,10 +26,23 @@ class WorkerContext:
     blobs: Any  # grounded.storage.BlobStore
 
 
+_APPS: dict[str, procrastinate.App] = {}
+
+
 def build_queue(conninfo: str) -> procrastinate.App:
-    """An App on ``conninfo`` (the application role) with grounded's tasks."""
-    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo))
-    app.add_tasks_from(tasks.blueprint, namespace="grounded")
+    """The App on ``conninfo`` (the application role) with grounded's tasks.
+
+    One App per connection string per process: ``add_tasks_from`` renames the
+    blueprint's tasks in place, so a second App would register them as
+    ``grounded:grounded:...`` and its worker would find no task for the jobs
+    the first one queued (an in-process import followed by a burst worker, as
+    ``grounded eval run`` does). Open and close it as often as needed.
+    """
+    app = _APPS.get(conninfo)
+    if app is None:
+        app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo))
+        app.add_tasks_from(tasks.blueprint, namespace="grounded")
+        _APPS[conninfo] = app
     return app
 
 
