@@ -48,6 +48,7 @@ _NEGATION = re.compile(
     r"nunca|ningún|ninguna|sin)\b|不|没|無|无|非|未",
     re.IGNORECASE,
 )
+_SHORTLIST = 4  # sentences per passage embedded by generate/verify, chosen by term overlap
 _MARGIN = 0.05  # how close to the best sentence another must be to join the answer
 _RANK_PENALTY = 0.01  # per section of retrieval rank
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+")
@@ -129,6 +130,20 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and len(s.strip()) > 1]
 
 
+def _shortlist(wanted: set[str], candidates: list[str], n: int) -> list[str]:
+    """The ``n`` sentences sharing most terms with ``wanted``, in their original order.
+
+    e5 runs at tens of milliseconds per sentence on a CPU, so only sentences that
+    share words with the question or claim are worth embedding at all.
+    """
+    if len(candidates) <= n:
+        return candidates
+    ranked = sorted(
+        range(len(candidates)), key=lambda i: (-_overlap(wanted, terms(candidates[i])), i)
+    )
+    return [candidates[i] for i in sorted(ranked[:n])]
+
+
 def rerank(request: RerankRequest, embed: Embed) -> Ranking:
     """0.8 x e5 cosine over the whole passage + 0.2 x share of query terms it contains."""
     if not request.passages:
@@ -151,12 +166,15 @@ def verify(request: VerifyRequest, embed: Embed) -> Verdict:
     and claims about something else; it cannot catch subtle paraphrased errors.
     """
     reasons: list[str] = []
-    evidence_sentences = sentences(request.evidence) or [request.evidence]
+    claim_terms = terms(request.claim)
+    evidence_sentences = _shortlist(
+        claim_terms, sentences(request.evidence) or [request.evidence], _SHORTLIST
+    )
     claim_vec = embed([request.claim], True)[0]
     sims = embed(evidence_sentences, False) @ claim_vec
     best = int(np.argmax(sims))
     similarity = float(sims[best])
-    lexical = _overlap(terms(request.claim), terms(request.evidence))
+    lexical = _overlap(claim_terms, terms(request.evidence))
     score = 0.6 * similarity + 0.4 * lexical
     missing = [n for n in _NUMBER.findall(request.claim) if n not in request.evidence]
     if missing:
@@ -184,10 +202,11 @@ def generate(request: GenerateRequest, embed: Embed, *, max_sentences: int = 3) 
     question = request.question or next(
         (m.content for m in reversed(request.messages) if m.role == "user"), ""
     )
+    wanted = terms(question)
     candidates = [
         (number, sentence)
         for number, passage in enumerate(request.evidence, start=1)
-        for sentence in sentences(passage)
+        for sentence in _shortlist(wanted, sentences(passage), _SHORTLIST)
     ]
     if not question or not candidates:
         return Generation(
@@ -196,7 +215,6 @@ def generate(request: GenerateRequest, embed: Embed, *, max_sentences: int = 3) 
             finish_reason="no_evidence",
         )
     sims = embed([c[1] for c in candidates], False) @ embed([question], True)[0]
-    wanted = terms(question)
     scores = [
         0.6 * float(sims[i])
         + 0.4 * _overlap(wanted, terms(candidates[i][1]))
