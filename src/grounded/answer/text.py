@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-_SENTENCE_END: Final = re.compile(r"[.!?。！？；;]+[\"'”’)\]】」』]*(?=\s|$)|[。！？；]+|\n{2,}")
+# Sentence ends as the gateway's extractive answers split them (no split at ";" or "3.5").
+_SENTENCE_END: Final = re.compile(r"[.!?。！？]+[\"'”’)\]】」』]*(?=\s|$)|[。！？]+|\n{2,}")
 _WORD: Final = re.compile(r"[0-9]+(?:[.,][0-9]+)*%?|[^\W\d_]+(?:[-'][^\W\d_]+)*", re.UNICODE)
 _CJK: Final = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _NUMBER: Final = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?")

@@ -51,7 +51,7 @@ _NEGATION = re.compile(
 _SHORTLIST = 4  # sentences per passage embedded by generate/verify, chosen by term overlap
 _MARGIN = 0.05  # how close to the best sentence another must be to join the answer
 _RANK_PENALTY = 0.01  # per section of retrieval rank
-_SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")  # "3.5" stays whole
 _STOP = frozenset(
     [
         "a",
