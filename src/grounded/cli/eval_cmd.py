@@ -80,8 +80,58 @@ def run_cmd(
         typer.echo(markdown(found))
     failed = [g["message"] for g in found["gates"] if not g["passed"]]
     for message in failed:
-        err_console.print(message, highlight=False, markup=False)
+        err_console.print(message, highlight=False, markup=False, soft_wrap=True)
     if not found["complete"]:
         err_console.print(f"INCOMPLETE RUN: {found['error']}", highlight=False, markup=False)
     if failed or not found["complete"]:
+        raise typer.Exit(1)
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    fixtures_path: Path = typer.Argument(
+        Path("evals/confidence-fixtures.json"), metavar="FIXTURES", help="The frozen fixture file."
+    ),
+    tenant: str | None = typer.Option(
+        None, "--tenant", "-t", help="Tenant for the items [default: eval-conf-<sha256>]."
+    ),
+    report_dir: Path | None = typer.Option(
+        None, "--report", help="Write calibration.json and calibration.md here."
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Seed 000 ADR-016: run weights 0.1..0.5 on the calibration split, pick the smallest
+    that passes the file's gates, evaluate it once on validation. Exit 1 if none passes."""
+    from grounded.evals import calibration
+    from grounded.gateway import open_gateway
+    from grounded.index import IndexReader
+    from grounded.retrieve import Retriever
+
+    settings = load_settings()
+    fixtures = calibration.load_fixtures(fixtures_path)
+    with Database.open(settings) as database:
+        gateway = open_gateway(settings, database)
+        try:
+            principal, refs = calibration.prepare(
+                settings,
+                database,
+                gateway,
+                fixtures,
+                lambda slug: local_admin(settings, slug),
+                tenant,
+            )
+            retriever = Retriever(database, IndexReader(database, settings.index), gateway)
+            found = calibration.calibrate(retriever, principal, refs, fixtures)
+        finally:
+            gateway.close()
+    text = calibration.markdown(found)
+    if report_dir is not None:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        (report_dir / "calibration.json").write_text(
+            json.dumps(found, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        (report_dir / "calibration.md").write_text(text, encoding="utf-8")
+    typer.echo(json.dumps(found, indent=2, ensure_ascii=False) if as_json else text)
+    validation = found.get("validation")
+    if not validation or not validation["passed"]:
         raise typer.Exit(1)

@@ -188,9 +188,13 @@ def markdown(report: dict[str, Any]) -> str:
             ),
         )
         lines.append("")
-    diff = (report.get("baseline") or {}).get("diff")
+    baseline = report.get("baseline") or {}
+    diff = [d for d in baseline.get("diff") or [] if abs(d["change"]) >= 0.0005]
+    if baseline:
+        lines += [f"## Against baseline {baseline['file']}", ""]
+        if not diff:
+            lines += [f"No figure changed ({len(baseline.get('diff') or [])} compared).", ""]
     if diff:
-        lines += [f"## Against baseline {report['baseline']['file']}", ""]
         lines += _table(
             ["scope", "variant", "metric", "baseline", "now", "change"],
             (

@@ -166,7 +166,10 @@ def _parse(path: Path, raw: str, doc: dict[str, Any], split: str | None, skip_em
         raise bad(_key_line(raw, "suite"), "[suite] needs a `name`")
     version = head.get("version")
     if not isinstance(version, int):
-        raise bad(_key_line(raw, "version"), "[suite] needs an integer `version`")
+        raise bad(
+            _key_line(raw, "version") or _key_line(raw, "suite"),
+            "[suite] needs an integer `version`",
+        )
     data_lines = _header_lines(raw, "[[data]]")
     entries = doc.get("data")
     if not isinstance(entries, list) or not entries:
