@@ -207,6 +207,6 @@ def test_figures_agree_with_grounded_search_json(world: World, fast_report: dict
         hits = json.loads(done.stdout)["results"]
         ranked = list(dict.fromkeys(ids[h["document_id"]] for h in hits))
         mine = by_query[query.id]
-        assert ranked[:10] == mine["top"]
+        assert ranked[:10] == list(mine["top"])
         for metric, value in ranking(ranked, query.relevant).items():
             assert value == pytest.approx(mine["scores"][metric]), (query.id, metric)
