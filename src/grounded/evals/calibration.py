@@ -345,6 +345,7 @@ def markdown(report: dict[str, Any]) -> str:
         if c["failures"]:
             lines.append(f"- weight {c['weight']:g}: {'; '.join(c['failures'])}")
     lines += ["", f"**{report['verdict']}**", ""]
+    lines += _per_family(report["calibration"])
     val = report.get("validation")
     if val:
         lines += [
@@ -362,3 +363,22 @@ def markdown(report: dict[str, Any]) -> str:
             )
     lines += ["", f"Limits: {report['limits']}", ""]
     return "\n".join(lines)
+
+
+def _per_family(candidates: Sequence[dict[str, Any]]) -> list[str]:
+    """Calibration top-1 per family and language at every weight (P: a protected answer
+    was lost from the top 3 at that weight)."""
+    weights = [c["weight"] for c in candidates]
+    cells: dict[tuple[str, str], list[str]] = {}
+    for c in candidates:
+        for b in c["breakdown"]:
+            mark = " P" if b["protected_lost"] else ""
+            cells.setdefault((b["family"], b["language"]), []).append(f"{b['top1']:.2f}{mark}")
+    lines = [
+        "Calibration top-1 per family and language (P: a protected answer lost):",
+        "",
+        "| family | language | " + " | ".join(f"w={w:g}" for w in weights) + " |",
+        "|---|---|" + "---|" * len(weights),
+    ]
+    lines += [f"| {f} | {lang} | " + " | ".join(v) + " |" for (f, lang), v in cells.items()]
+    return [*lines, ""]
