@@ -10,10 +10,14 @@ from typing import Any
 
 import procrastinate
 
+from grounded.logging import get_logger
+
 blueprint = procrastinate.Blueprint()
+logger = get_logger("grounded.queue")
 
 WORKER_ID = uuid.uuid5(uuid.NAMESPACE_URL, "grounded:worker")
 STALLED_AFTER_S = 30
+REFRESH_ATTEMPTS = 5
 
 
 @blueprint.task(name="probe", queue="default", pass_context=True)
@@ -44,25 +48,45 @@ def ingest(context: procrastinate.JobContext, tenant_id: str, run_id: str) -> No
         request_index_refresh(context.app, tenant_id)
 
 
-def request_index_refresh(app: procrastinate.App, tenant_id: str) -> None:
+def request_index_refresh(
+    app: procrastinate.App, tenant_id: str, *, attempt: int = 0, delay_s: int = 0
+) -> None:
     """Queue one incremental index refresh for the tenant (at most one waiting)."""
     from procrastinate.exceptions import AlreadyEnqueued
 
     with contextlib.suppress(AlreadyEnqueued):
         app.configure_task(
-            "grounded:index_refresh", queueing_lock=f"index-refresh:{tenant_id}"
-        ).defer(tenant_id=tenant_id)
+            "grounded:index_refresh",
+            queueing_lock=f"index-refresh:{tenant_id}",
+            schedule_in={"seconds": delay_s} if delay_s else None,
+        ).defer(tenant_id=tenant_id, attempt=attempt)
 
 
-@blueprint.task(
-    name="index_refresh",
-    queue="index",
-    pass_context=True,
-    retry=procrastinate.RetryStrategy(max_attempts=5, exponential_wait=2),
-)
-def index_refresh(context: procrastinate.JobContext, tenant_id: str) -> None:
+@blueprint.task(name="index_refresh", queue="index", pass_context=True)
+def index_refresh(context: procrastinate.JobContext, tenant_id: str, attempt: int = 0) -> None:
     """Make new and changed documents searchable: an incremental snapshot, published
-    atomically (issue 7 freshness). Serialised per tenant by the index's own lock."""
+    atomically (issue 7 freshness). Serialised per tenant by the index's own lock.
+
+    A failed refresh is retried by queueing a new one, not by procrastinate's
+    retry: a retried job goes back to 'todo' and collides with the twin that a
+    finished ingest may already have queued under the same queueing lock (a
+    UniqueViolation inside the worker, found by bench/answer_quality.py). If a
+    twin is waiting it does the work; otherwise the new job, after a backoff.
+    """
+    try:
+        _refresh(context, tenant_id)
+    except Exception:
+        if attempt + 1 >= REFRESH_ATTEMPTS:
+            raise
+        logger.warning(
+            "index_refresh_retry", tenant_id=tenant_id, attempt=attempt + 1, exc_info=True
+        )
+        request_index_refresh(
+            context.app, tenant_id, attempt=attempt + 1, delay_s=2 ** (attempt + 1)
+        )
+
+
+def _refresh(context: procrastinate.JobContext, tenant_id: str) -> None:
     from grounded.auth.principal import Principal
     from grounded.index import Builder, refresh
     from grounded.index import status as index_status
