@@ -210,3 +210,15 @@ def test_figures_agree_with_grounded_search_json(world: World, fast_report: dict
         assert ranked[:10] == list(mine["top"])
         for metric, value in ranking(ranked, query.relevant).items():
             assert value == pytest.approx(mine["scores"][metric]), (query.id, metric)
+
+
+def test_the_answer_variant_reports_answer_metrics(world: World) -> None:
+    """Issue 10's answers as a variant: claims, citations, abstention, answer spans."""
+    found = world.run(variants=("answer",), limit=2)
+    assert found["complete"], found["error"]
+    row = next(r for r in found["summary"] if r["scope"] == "all")
+    assert row["variant"] == "answer" and row["n"] == 4
+    assert row["abstention_rate"] is not None
+    answered = [q for q in found["queries"] if q["scores"]["abstention_rate"] == 0.0]
+    for q in answered:
+        assert {"support_rate", "citation_precision"} <= set(q["scores"])

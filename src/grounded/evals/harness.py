@@ -100,12 +100,13 @@ def run(
                 corpus.external_ids(database, principal),
                 suite.k,
                 suite.candidate_k,
+                settings,
             )
             chosen = [*variants.build(names, context), *extra_variants]
             described[-1]["query_embed_ms"] = _warm_query_vectors(
                 gateway, principal, dataset, options.limit
             )
-            say(f"{dataset.name}: {len(dataset.queries)} queries x {len(chosen)} variants")
+            say(f"{dataset.name}: {described[-1]['queries']} queries x {len(chosen)} variants")
             results += run_dataset(dataset, chosen, principal, limit=options.limit)
     except RunIncomplete as exc:
         results += exc.results

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from grounded.auth.principal import Principal
+from grounded.config import Settings
 from grounded.errors import InvalidInput
 from grounded.evals.metrics import AnswerOutcome
 from grounded.gateway import Gateway
@@ -45,6 +46,7 @@ class VariantContext:
     ids: Mapping[str, str]
     k: int
     candidate_k: int
+    settings: Settings | None = None
 
 
 Factory = Callable[[VariantContext], Variant]
@@ -116,6 +118,47 @@ def _parent_rerank(ctx: VariantContext) -> Variant:
     return Variant("hybrid+rerank-parent", run)
 
 
+def _answer(ctx: VariantContext) -> Variant:
+    """A grounded answer (issue 10): citations rank the documents, claims and spans
+    give the answer metrics. Not in the default suites: it costs a generation per
+    question."""
+    from grounded.answer import Answerer, AnswerRequest
+
+    answerer = Answerer(
+        ctx.retriever.database,
+        ctx.retriever,
+        ctx.gateway,
+        ctx.settings.answer if ctx.settings else None,
+    )
+
+    def run(principal: Principal, query: str) -> Outcome:
+        said = answerer.answer(principal, AnswerRequest(question=query))
+        chunk_ids = [c.chunk_id for c in said.citations]
+        with ctx.retriever.database.transaction(principal.tenant_id) as conn:
+            rows = conn.execute(
+                "SELECT id::text AS id, text FROM chunks WHERE id::text = ANY(%s)", (chunk_ids,)
+            ).fetchall()
+        texts = {r["id"]: r["text"] for r in rows}
+        cited_all = tuple(
+            ctx.ids[c.document_id]
+            for c in said.citations
+            if c.document_id and c.document_id in ctx.ids
+        )
+        cited = tuple(dict.fromkeys(cited_all))
+        outcome = AnswerOutcome(
+            abstained=said.abstained,
+            claims_total=len(said.claims),
+            claims_supported=sum(1 for c in said.claims if c.get("supported")),
+            cited_ids=cited_all,
+            cited_text="\n".join(texts.get(i, "") for i in chunk_ids),
+        )
+        runs = said.retrieval_run_ids
+        return Outcome(cited, str(runs[-1]) if runs else None, outcome)
+
+    return Variant("answer", run)
+
+
+register("answer", _answer)
 register("bm25", _search("bm25", frozenset({"bm25"}), False))
 register("dense", _search("dense", frozenset({"dense"}), False))
 register("hybrid", _search("hybrid", HYBRID, False))
