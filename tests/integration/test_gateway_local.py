@@ -163,7 +163,7 @@ def test_fallbacks_are_labelled_and_sensible(gateway: Gateway, tenant: Principal
     assert (
         answer.value.extractive and "two years" in answer.value.text and "[2]" in answer.value.text
     )
-    assert answer.receipt.model == "local/fallback-extractive-v1"
+    assert answer.receipt.model == "local/fallback-extractive-v2"
     empty = gateway.generate(tenant, GenerateRequest(messages=(Message("user", "Why?"),)))
     assert "do not contain" in empty.value.text
 

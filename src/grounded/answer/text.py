@@ -11,7 +11,10 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
+
+import Stemmer
 
 # Sentence ends as the gateway's extractive answers split them (no split at ";" or "3.5").
 _SENTENCE_END: Final = re.compile(r"[.!?。！？]+[\"'”’)\]】」』]*(?=\s|$)|[。！？]+|\n{2,}")
@@ -20,7 +23,7 @@ _CJK: Final = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _NUMBER: Final = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*%?")
 _ANCHOR: Final = re.compile(
     r"《[^》]{1,40}》|“[^”]{2,40}”|\"[^\"]{2,40}\"|"  # titles and quoted names
-    r"\b[A-Za-z]*\d+[A-Za-z\d-]*\b|"  # codes with digits: IL-6, E2F1, ISO9001
+    r"\b[\w-]*[A-Z][\w-]*\d[\w-]*\b|\b[\w-]*\d[\w-]*[A-Z][\w-]*\b|"  # IL-6, E2F1, 6MP
     r"\b[A-Z][A-Z0-9-]{1,}\b"  # acronyms: TNF, BRCA, NASA
 )
 
@@ -37,6 +40,7 @@ STOP: Final = frozenset(
     "fueron ser está están lo le les su sus como más menos muy entre sobre este esta estos "
     "estas ese esa eso hay ha han".split()
 )
+_STEMMER: Final = Stemmer.Stemmer("english")
 # Chinese interrogatives and particles: dropped as characters and inside bigrams.
 _ZH_QUESTION: Final = frozenset("什么哪些个谁几多少怎么样如何为啥吗呢吧是的了在和与及或由被把")
 
@@ -81,8 +85,15 @@ def terms(text: str) -> set[str]:
                 if a not in _ZH_QUESTION and b not in _ZH_QUESTION
             )
         elif (word not in STOP and len(word) > 1) or word.isdigit():
-            out.add(word)
+            out.add(_stem(word))
     return out
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    """English Snowball stem, so "inhibits" meets "inhibition" (Spanish words pass
+    through mostly unchanged, the same way on both sides of a comparison)."""
+    return str(_STEMMER.stemWord(word))
 
 
 def numbers(text: str) -> list[str]:

@@ -31,8 +31,8 @@ from grounded.gateway.types import (
 )
 
 RERANK_MODEL = "local/fallback-rerank-e5-lexical-v1"
-VERIFY_MODEL = "local/fallback-verify-heuristic-v1"
-GENERATE_MODEL = "local/fallback-extractive-v1"
+VERIFY_MODEL = "local/fallback-verify-heuristic-v2"
+GENERATE_MODEL = "local/fallback-extractive-v2"
 ENRICH_MODEL = "local/fallback-context-line-v1"
 DESCRIBE_MODEL = "local/fallback-describe-ocr-v1"
 SQL_MODEL = "local/fallback-sql-patterns-v1"
@@ -48,7 +48,8 @@ _NEGATION = re.compile(
     r"nunca|ningún|ninguna|sin)\b|不|没|無|无|非|未",
     re.IGNORECASE,
 )
-_SHORTLIST = 4  # sentences per passage embedded by generate/verify, chosen by term overlap
+_SHORTLIST = 3  # evidence sentences embedded per verified claim, chosen by term overlap
+_GENERATE_SHORTLIST = 8  # sentences embedded for an extractive answer, across all sections
 _MARGIN = 0.05  # how close to the best sentence another must be to join the answer
 _RANK_PENALTY = 0.01  # per section of retrieval rank
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n+")  # "3.5" stays whole
@@ -203,11 +204,15 @@ def generate(request: GenerateRequest, embed: Embed, *, max_sentences: int = 3) 
         (m.content for m in reversed(request.messages) if m.role == "user"), ""
     )
     wanted = terms(question)
-    candidates = [
+    every = [
         (number, sentence)
         for number, passage in enumerate(request.evidence, start=1)
-        for sentence in _shortlist(wanted, sentences(passage), _SHORTLIST)
+        for sentence in sentences(passage)
     ]
+    # Only the sentences sharing most of the question's terms are embedded (e5 costs
+    # tens of ms per sentence on a CPU); ties go to earlier, better-ranked sections.
+    ranked = sorted(range(len(every)), key=lambda i: (-_overlap(wanted, terms(every[i][1])), i))
+    candidates = [every[i] for i in sorted(ranked[:_GENERATE_SHORTLIST])]
     if not question or not candidates:
         return Generation(
             text="The provided documents do not contain an answer.",
