@@ -135,6 +135,14 @@ def load(
     deadline = time.monotonic() + timeout_s
     while True:
         run_worker(settings, database, concurrency=settings.worker_concurrency, wait=False)
+        if _jobs_due(settings):
+            # A burst worker returns with jobs due only when it was told to stop
+            # (SIGINT/SIGTERM): the run ends here instead of starting another.
+            raise CorpusNotReady(
+                "the worker stopped before the queue was empty (interrupted); "
+                "run the eval again to resume: finished documents are kept",
+                details={"tenant_id": str(principal.tenant_id)},
+            )
         if _ready(database, principal, len(records)):
             return report.new_versions
         if time.monotonic() > deadline:
@@ -143,6 +151,17 @@ def load(
                 details={"tenant_id": str(principal.tenant_id)},
             )
         time.sleep(1.0)
+
+
+def _jobs_due(settings: Settings) -> bool:
+    """Queued jobs that are due now (the periodic stalled-job sweep aside)."""
+    with local.connect(urls.resolve(settings).owner) as conn:
+        row = conn.execute(
+            "SELECT count(*) AS n FROM procrastinate_jobs WHERE status = 'todo'"
+            " AND task_name <> 'grounded:retry_stalled'"
+            " AND (scheduled_at IS NULL OR scheduled_at <= now())"
+        ).fetchone()
+    return bool(row and row["n"])
 
 
 def _ready(database: Database, principal: Principal, expected: int) -> bool:
