@@ -32,16 +32,13 @@ _APPS: dict[str, procrastinate.App] = {}
 def build_queue(conninfo: str) -> procrastinate.App:
     """The App on ``conninfo`` (the application role) with grounded's tasks.
 
-    One App per connection string per process: ``add_tasks_from`` renames the
-    blueprint's tasks in place, so a second App would register them as
-    ``grounded:grounded:...`` and its worker would find no task for the jobs
-    the first one queued (an in-process import followed by a burst worker, as
-    ``grounded eval run`` does). Open and close it as often as needed.
+    One App per connection string per process, opened and closed as often as
+    needed; each App gets its own blueprint (see ``tasks.blueprint``).
     """
     app = _APPS.get(conninfo)
     if app is None:
         app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=conninfo))
-        app.add_tasks_from(tasks.blueprint, namespace="grounded")
+        app.add_tasks_from(tasks.blueprint(), namespace="grounded")
         _APPS[conninfo] = app
     return app
 

@@ -12,7 +12,6 @@ import procrastinate
 
 from grounded.logging import get_logger
 
-blueprint = procrastinate.Blueprint()
 logger = get_logger("grounded.queue")
 
 WORKER_ID = uuid.uuid5(uuid.NAMESPACE_URL, "grounded:worker")
@@ -20,7 +19,6 @@ STALLED_AFTER_S = 30
 REFRESH_ATTEMPTS = 5
 
 
-@blueprint.task(name="probe", queue="default", pass_context=True)
 def probe(context: procrastinate.JobContext, probe_id: str) -> None:
     """Prove the queue works end to end: a worker picks this up and records itself."""
     from grounded.queue.probe import complete_probe
@@ -29,12 +27,6 @@ def probe(context: procrastinate.JobContext, probe_id: str) -> None:
     complete_probe(worker.database, probe_id, worker=f"{socket.gethostname()}:{os.getpid()}")
 
 
-@blueprint.task(
-    name="ingest",
-    queue="ingest",
-    pass_context=True,
-    retry=procrastinate.RetryStrategy(max_attempts=3, exponential_wait=2),
-)
 def ingest(context: procrastinate.JobContext, tenant_id: str, run_id: str) -> None:
     """Run one document version through the write path (resumable per stage)."""
     from grounded.auth.principal import Principal
@@ -62,7 +54,6 @@ def request_index_refresh(
         ).defer(tenant_id=tenant_id, attempt=attempt)
 
 
-@blueprint.task(name="index_refresh", queue="index", pass_context=True)
 def index_refresh(context: procrastinate.JobContext, tenant_id: str, attempt: int = 0) -> None:
     """Make new and changed documents searchable: an incremental snapshot, published
     atomically (issue 7 freshness). Serialised per tenant by the index's own lock.
@@ -101,10 +92,6 @@ def _refresh(context: procrastinate.JobContext, tenant_id: str) -> None:
     refresh(Builder(worker.database, worker.settings.index, embedder), principal)
 
 
-@blueprint.periodic(cron="* * * * *")
-@blueprint.task(
-    name="retry_stalled", queue="default", pass_context=True, queueing_lock="retry_stalled"
-)
 async def retry_stalled(context: procrastinate.JobContext, timestamp: int) -> None:
     """Requeue jobs whose worker stopped sending heartbeats (killed, lost host)."""
     from grounded.queue.stalled import requeue_stalled
@@ -112,6 +99,32 @@ async def retry_stalled(context: procrastinate.JobContext, timestamp: int) -> No
     await requeue_stalled(context.app, STALLED_AFTER_S)
 
 
+def blueprint() -> procrastinate.Blueprint:
+    """A new blueprint with every task, for one App.
+
+    One per App because ``App.add_tasks_from`` renames a blueprint's tasks in
+    place and points them at that App: sharing one module-level blueprint
+    between two Apps in a process (a test run, an eval that imports in process
+    and then runs a burst worker) made the second App's tasks
+    ``grounded:grounded:...`` and sent a job's own ``defer`` through the other,
+    closed App (``AppNotOpen``).
+    """
+    bp = procrastinate.Blueprint()
+    bp.task(name="probe", queue="default", pass_context=True)(probe)
+    bp.task(
+        name="ingest",
+        queue="ingest",
+        pass_context=True,
+        retry=procrastinate.RetryStrategy(max_attempts=3, exponential_wait=2),
+    )(ingest)
+    bp.task(name="index_refresh", queue="index", pass_context=True)(index_refresh)
+    stalled = bp.task(
+        name="retry_stalled", queue="default", pass_context=True, queueing_lock="retry_stalled"
+    )(retry_stalled)
+    bp.periodic(cron="* * * * *")(stalled)
+    return bp
+
+
 def task_names() -> list[str]:
-    tasks: dict[str, Any] = blueprint.tasks
+    tasks: dict[str, Any] = blueprint().tasks
     return sorted(tasks)
