@@ -30,10 +30,12 @@ from grounded.db import Database
 from grounded.errors import BudgetExceeded, InvalidInput, ModelError, NotFound
 from grounded.gateway import Gateway
 from grounded.gateway.types import GenerateRequest
+from grounded.logging import get_logger
 from grounded.retrieve import Retriever, SearchRequest
 from grounded.retrieve.service import clean_query
 
 _CJK: Final = re.compile(r"[\u3400-\u9fff]")
+log = get_logger("grounded.answer")
 
 
 @dataclass(frozen=True)
@@ -318,6 +320,15 @@ class Answerer:
                 ),
             ).fetchone()
         assert row is not None
+        log.info(
+            "answer_abstained" if not answered else "answer_released",
+            answer_id=str(row["id"]),
+            tenant_id=str(principal.tenant_id),
+            mode=mode,
+            attempts=len(attempts),
+            claims=len(claims_json),
+            total_ms=timings_ms.get("total"),
+        )
         return _from_row(row)
 
 
