@@ -122,3 +122,17 @@ def make_tenant(owner: psycopg.Connection[tuple[object, ...]], slug: str) -> uui
     ).fetchone()
     assert row is not None
     return row[0]  # type: ignore[return-value]
+
+
+def cli_env(urls: DatabaseUrls, data_dir: Path) -> dict[str, str]:
+    """The environment a `grounded` subprocess needs to use one test database."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDED_")}
+    env.update(
+        {
+            "DATABASE_URL": urls.owner,
+            "GROUNDED_APP_DATABASE_URL": urls.app,
+            "GROUNDED_DATA_DIR": str(data_dir),
+            "GROUNDED_CONFIG": "/nonexistent.toml",
+        }
+    )
+    return env

@@ -10,7 +10,6 @@ corrected answer or an abstention, never in the bad answer.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
@@ -31,7 +30,7 @@ from grounded.gateway.settings import GatewaySettings
 from grounded.index import Builder, IndexReader, publish
 from grounded.index.embedder import GatewayEmbedder
 from grounded.retrieve import Retriever, SearchRequest
-from tests.conftest import make_tenant
+from tests.conftest import cli_env, make_tenant
 from tests.integration.index_corpus import add_document, delete_document
 from tests.openai_loopback import LoopbackServer, Scripted, chat_answer, running
 
@@ -245,15 +244,7 @@ def test_empty_or_huge_questions_are_refused(
 
 
 def test_grounded_ask_cli(plant: Plant, db_urls: DatabaseUrls, pg_data_dir: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDED_")}
-    env.update(
-        {
-            "DATABASE_URL": db_urls.owner,
-            "GROUNDED_APP_DATABASE_URL": db_urls.app,
-            "GROUNDED_DATA_DIR": str(pg_data_dir),
-            "GROUNDED_CONFIG": "/nonexistent.toml",
-        }
-    )
+    env = cli_env(db_urls, pg_data_dir)
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 
 from grounded.auth.clock import ManualClock
 from grounded.db import Database, DatabaseUrls
-from tests.conftest import make_tenant
+from tests.conftest import cli_env, make_tenant
 from tests.integration.auth_support import Browser, add_user, auth_settings, serve
 from tests.integration.index_corpus import CORPUS, add_document, bump
 
@@ -26,15 +25,7 @@ def test_cli_status_build_publish_refusals(
     tenant = make_tenant(owner, "demo")
     for title, chunks in CORPUS:
         add_document(owner, tenant, title, chunks)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GROUNDED_")}
-    env.update(
-        {
-            "DATABASE_URL": db_urls.owner,
-            "GROUNDED_APP_DATABASE_URL": db_urls.app,
-            "GROUNDED_DATA_DIR": str(pg_data_dir),
-            "GROUNDED_CONFIG": "/nonexistent.toml",
-        }
-    )
+    env = cli_env(db_urls, pg_data_dir)
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
